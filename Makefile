@@ -1,0 +1,38 @@
+# The README's commands. Each target sets up what it needs on a fresh Debian machine.
+PYTHON ?= python3
+export PREFECT_SERVER_ANALYTICS_ENABLED ?= false
+export PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS ?= 180
+export PREFECT_UI_ENABLED ?= false
+export DO_NOT_TRACK ?= 1
+STAMP := .make/deps.stamp
+
+.PHONY: run test lint bench images docker deps reap clean
+
+run: deps docker images  ## collect datasets/smoke.yaml on the embedded defaults and print the report
+	$(PYTHON) -m osgym collect datasets/smoke.yaml
+
+test: deps docker images lint  ## ruff, then the whole pytest suite against real containers
+	$(PYTHON) -m pytest
+
+lint: deps
+	$(PYTHON) -m ruff check osgym flows tasks tests bench
+
+bench: deps docker images  ## benchmarks; results go to BENCHMARKS.md by hand
+	$(PYTHON) bench/run_all.py
+
+images: deps docker  ## build osgym/base (debootstrap) and osgym/desktop, unless up to date
+	$(PYTHON) -m osgym images build
+
+docker:  ## make sure a Docker daemon answers (installs docker.io on Debian as root)
+	bash scripts/ensure-docker.sh
+
+deps: $(STAMP)
+$(STAMP): pyproject.toml
+	$(PYTHON) -m pip install -q -e '.[dev]'
+	@mkdir -p .make && touch $(STAMP)
+
+reap: deps docker  ## remove replicas left behind by interrupted runs (osgym-labelled only)
+	$(PYTHON) -m osgym pool reap
+
+clean:
+	rm -rf .make .pytest_cache data

@@ -1,0 +1,1 @@
+"""Prefect flows: the entrypoints that prefect.yaml names."""

@@ -1,0 +1,3 @@
+from osgym.cli import main
+
+main()

@@ -1,0 +1,158 @@
+"""Plain functions that turn a recipe into episodes and episodes into dataset rows.
+
+No Prefect here: ``flows/collect.py`` only maps :func:`run_job` over the jobs
+and feeds results to the writer; the same functions run in a plain loop.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from osgym import cost
+from osgym.episode import EpisodeLimits, run_episode
+from osgym.errors import ConfigError, ReplicaError, error_class_of
+from osgym.policies.base import Policy
+from osgym.pool import ReplicaPool
+from osgym.recipe import PolicySpec, Recipe
+from osgym.specs.task import TaskSpec
+from osgym.suites import load_suite
+from osgym.trajectory import EpisodeResult, Trajectory, utcnow
+
+
+def episode_id(run_id: str, task_id: str, variant: str, seed: int) -> str:
+    """Deterministic id from run, task, variant and seed.
+
+    >>> episode_id("r1", "t", "0", 7) == episode_id("r1", "t", "0", 7)
+    True
+    """
+    return hashlib.sha256(f"{run_id}\0{task_id}\0{variant}\0{seed}".encode()).hexdigest()[:20]
+
+
+@dataclass(frozen=True)
+class EpisodeJob:
+    """One requested episode: which task variant, which seed, in which run."""
+
+    run_id: str
+    task: TaskSpec
+    seed: int
+    index: int
+
+    @property
+    def episode_id(self) -> str:
+        return episode_id(self.run_id, self.task.id, self.task.variant, self.seed)
+
+
+def plan_jobs(recipe: Recipe, run_id: str) -> list[EpisodeJob]:
+    """Expand a recipe into its episodes: tasks round-robin, seeds ``recipe.seed + i``.
+
+    Raises:
+        ConfigError: if the recipe names tasks that the suite does not have.
+    """
+    tasks = load_suite(recipe.suite)
+    if recipe.tasks:
+        known = {t.id for t in tasks}
+        missing = [t for t in recipe.tasks if t not in known]
+        if missing:
+            raise ConfigError(f"recipe field 'tasks': {missing} not in suite {recipe.suite} (has {sorted(known)})")
+        tasks = [t for t in tasks if t.id in recipe.tasks]
+    return [EpisodeJob(run_id, tasks[i % len(tasks)], recipe.seed + i, i) for i in range(recipe.episodes)]
+
+
+def make_policy(spec: PolicySpec) -> Policy:
+    """A fresh policy instance for one episode."""
+    if spec.name == "scripted":
+        from osgym.policies.scripted import ScriptedPolicy
+
+        return ScriptedPolicy(**spec.options)
+    if spec.name == "noop":
+        from osgym.policies.noop import NoopPolicy
+
+        return NoopPolicy()
+    if spec.name == "random":
+        from osgym.policies.random import RandomPolicy
+
+        return RandomPolicy(**spec.options)
+    if spec.name == "openai":
+        from osgym.policies.openai import OpenAIPolicy, OpenAIPolicyConfig
+
+        return OpenAIPolicy(OpenAIPolicyConfig(**spec.options))
+    raise ConfigError(f"policy: unknown name {spec.name!r}")
+
+
+@dataclass
+class Collector:
+    """Runs jobs of one recipe on one pool; the unit the flow's tasks call."""
+
+    recipe: Recipe
+    pool: ReplicaPool
+    image: str
+    price: cost.PriceTable = cost.DEFAULT_PRICE
+    replicas_per_host: float = 0.0
+
+    def __post_init__(self) -> None:
+        if not self.replicas_per_host:
+            self.replicas_per_host = cost.default_replicas_per_host(self.price)
+        r = self.recipe
+        self.limits = EpisodeLimits(
+            max_steps=r.max_steps, deadline_s=r.episode_timeout_s, settle_s=r.settle_s,
+            screenshot_format=r.observation.format, screenshot_quality=r.observation.quality,
+            screenshot_max_side=r.observation.max_side,
+        )
+
+    def run_job(self, job: EpisodeJob, attempt: int = 1, final: bool = True) -> EpisodeResult:
+        """Lease a replica and run one episode.
+
+        A replica fault is raised (so the caller retries on a fresh replica)
+        unless ``final``, in which case it becomes an error row: every requested
+        episode ends up as a row.
+        """
+        policy = make_policy(self.recipe.policy)
+        replica_id = host = None
+        t0 = time.monotonic()
+        started = utcnow()
+        try:
+            with self.pool.lease() as replica:
+                replica_id, host = replica.id, replica.host
+                traj = run_episode(replica, job.task, policy, seed=job.seed, limits=self.limits)
+        except ReplicaError as exc:
+            if not final:
+                raise
+            traj = failed_trajectory(exc, started)
+        except Exception as exc:  # anything else is recorded, never lost
+            traj = failed_trajectory(exc, started)
+        return self._result(job, policy, traj, attempt, replica_id, host, time.monotonic() - t0)
+
+    def error_result(self, job: EpisodeJob, exc: BaseException, attempts: int) -> EpisodeResult:
+        """The row for an episode whose task itself failed outside :meth:`run_job`."""
+        return self._result(job, make_policy(self.recipe.policy), failed_trajectory(exc), attempts, None, None, 0.0)
+
+    def _result(self, job: EpisodeJob, policy: Policy, traj: Trajectory, attempts: int,
+                replica_id: str | None, host: str | None, replica_s: float) -> EpisodeResult:
+        return EpisodeResult(
+            episode_id=job.episode_id, run_id=job.run_id, task_id=job.task.id, variant=job.task.variant,
+            domain=job.task.domain, instruction=job.task.instruction, policy=policy.name,
+            policy_config={"name": policy.name, **policy.config()}, image=self.image, replica_id=replica_id,
+            host=host, trajectory=traj, attempts=attempts, replica_s=replica_s,
+            cost_usd=cost.episode_cost_usd(replica_s, self.price, self.replicas_per_host),
+        )
+
+
+def failed_trajectory(exc: BaseException, started: Any = None) -> Trajectory:
+    """A trajectory that records an error which ended the episode before it produced steps."""
+    return Trajectory(started_at=started or utcnow(), ended_at=utcnow(), termination="error",
+                      error_class=error_class_of(exc), error_message=f"{type(exc).__name__}: {exc}"[:2000])
+
+
+def new_run_id() -> str:
+    """A sortable run id: UTC time plus 6 random hex digits."""
+    import secrets
+
+    return time.strftime("%Y%m%dT%H%M%SZ", time.gmtime()) + "-" + secrets.token_hex(3)
+
+
+def run_config(recipe: Recipe, image: str) -> dict[str, Any]:
+    """What the manifest records about how a run was made."""
+    return {"recipe": recipe.model_dump(mode="json"), "image": image}

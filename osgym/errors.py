@@ -1,0 +1,111 @@
+"""The osgym exception tree.
+
+    OsgymError
+    ├── ConfigError            bad recipe, settings or command-line input
+    ├── ImageError             a replica image cannot be built or found
+    ├── ReplicaError           a replica misbehaved; the episode may be retried on a fresh one
+    │   ├── ReplicaStartTimeout
+    │   ├── ReplicaUnreachable
+    │   └── ActionFailed
+    ├── RequestRejected        the replica refused a request as invalid (4xx): retrying won't help
+    ├── PoolError              the pool cannot hand out a replica
+    │   └── CapacityError
+    ├── TaskError              a task file or task step is wrong
+    │   ├── TaskLoadError
+    │   ├── SetupError
+    │   └── EvaluatorError
+    ├── PolicyError            the policy failed or answered something unusable
+    └── StoreError             the dataset store failed
+
+Lower-level errors (docker, httpx, botocore) are re-raised as the most specific
+class here, with ``raise ... from exc``.
+"""
+
+from __future__ import annotations
+
+
+class OsgymError(Exception):
+    """Base class of every error osgym raises on purpose."""
+
+
+class ConfigError(OsgymError):
+    """Raised when a recipe, setting or argument is invalid."""
+
+
+class ImageError(OsgymError):
+    """Raised when a replica image cannot be built, imported or found."""
+
+
+class ReplicaError(OsgymError):
+    """Raised when a replica fails; the episode is retried on a fresh replica."""
+
+    error_class = "replica_fault"
+
+
+class ReplicaStartTimeout(ReplicaError):
+    """Raised when a replica does not become ready before its deadline."""
+
+
+class ReplicaUnreachable(ReplicaError):
+    """Raised when a replica's control API does not answer (dead, hung or gone)."""
+
+
+class ActionFailed(ReplicaError):
+    """Raised when the replica rejects or fails to perform a request."""
+
+
+class RequestRejected(OsgymError):
+    """Raised when a replica answers 4xx: the request itself is wrong, so a fresh replica won't help."""
+
+    def __init__(self, message: str, status: int = 400):
+        super().__init__(message)
+        self.status = status
+
+
+class PoolError(OsgymError):
+    """Raised when the pool cannot provide a replica."""
+
+
+class CapacityError(PoolError):
+    """Raised when a pool would exceed what its hosts can hold."""
+
+
+class TaskError(OsgymError):
+    """Raised when a task is malformed or one of its steps fails."""
+
+    error_class = "setup_error"
+
+
+class TaskLoadError(TaskError):
+    """Raised when a task file cannot be parsed or uses unsupported features."""
+
+
+class SetupError(TaskError):
+    """Raised when a task's setup step fails on the replica."""
+
+
+class EvaluatorError(TaskError):
+    """Raised when a task's evaluator cannot compute a score."""
+
+    error_class = "evaluator_error"
+
+
+class PolicyError(OsgymError):
+    """Raised when a policy fails or returns something that is not an action."""
+
+    error_class = "policy_error"
+
+
+class StoreError(OsgymError):
+    """Raised when the dataset store cannot read or write."""
+
+
+def error_class_of(exc: BaseException) -> str:
+    """Map an exception to a dataset ``error_class``.
+
+    >>> error_class_of(ReplicaUnreachable("gone"))
+    'replica_fault'
+    >>> error_class_of(ValueError("x"))
+    'error'
+    """
+    return getattr(exc, "error_class", "error")

@@ -1,0 +1,99 @@
+"""``Recipe``: what to collect, how and where (YAML files under ``datasets/``).
+
+A recipe is validated completely before any replica starts; a bad field fails
+with a message naming it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from osgym.errors import ConfigError
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class PolicySpec(_Strict):
+    """Which policy acts, with its options."""
+
+    name: Literal["scripted", "noop", "random", "openai"] = "scripted"
+    options: dict[str, Any] = Field(default_factory=dict)
+
+
+class ObservationSpec(_Strict):
+    """How screenshots are encoded inside the replica and stored as-is."""
+
+    format: Literal["png", "jpeg"] = "png"
+    quality: int = Field(80, ge=1, le=100)
+    max_side: int | None = Field(None, ge=16, le=8192)
+
+
+class Recipe(_Strict):
+    """A dataset recipe.
+
+    >>> Recipe(name="x", episodes=3).replicas
+    2
+    """
+
+    name: str = Field(min_length=1, pattern=r"^[A-Za-z0-9_.-]+$")
+    dataset: str | None = Field(None, pattern=r"^[A-Za-z0-9_.-]+$")
+    suite: str = "desktop-basics"
+    tasks: list[str] | None = None
+    episodes: int = Field(ge=1, le=1_000_000)
+    seed: int = 0
+    policy: PolicySpec = PolicySpec()
+    tier: Literal["desktop", "desktop-full"] = "desktop"
+    image: str | None = None
+    replicas: int = Field(2, ge=1, le=4096)
+    standby: int = Field(1, ge=0, le=1024)
+    screen: tuple[int, int] = (1920, 1080)
+    egress: Literal["none", "open"] = "none"
+    observation: ObservationSpec = ObservationSpec()
+    max_steps: int = Field(15, ge=1, le=1000)
+    episode_timeout_s: float = Field(300, gt=0)
+    settle_s: float = Field(1.0, ge=0, le=30)
+    retries: int = Field(2, ge=0, le=10)
+    store: str = "./data"
+    batch_size: int = Field(200, ge=1, le=10_000)
+
+    @field_validator("screen")
+    @classmethod
+    def _screen(cls, v: tuple[int, int]) -> tuple[int, int]:
+        if not (320 <= v[0] <= 7680 and 240 <= v[1] <= 4320):
+            raise ValueError(f"expected width 320..7680 and height 240..4320, actual {v[0]}x{v[1]}")
+        return v
+
+    @property
+    def dataset_name(self) -> str:
+        return self.dataset or self.name
+
+
+def load_recipe(source: str | Path | dict[str, Any], **overrides: Any) -> Recipe:
+    """Load and validate a recipe from a YAML file or a dict; ``overrides`` replace top-level fields.
+
+    Raises:
+        ConfigError: naming the file and the first bad field.
+    """
+    if isinstance(source, dict):
+        data, where = dict(source), "<recipe>"
+    else:
+        where = str(source)
+        try:
+            data = yaml.safe_load(Path(source).read_text())
+        except (OSError, yaml.YAMLError) as exc:
+            raise ConfigError(f"cannot read recipe {where}: {exc}") from exc
+        if not isinstance(data, dict):
+            raise ConfigError(f"recipe {where}: expected a mapping of fields, actual {type(data).__name__}")
+    data.update({k: v for k, v in overrides.items() if v is not None})
+    try:
+        return Recipe.model_validate(data)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        loc = ".".join(str(p) for p in err["loc"]) or "recipe"
+        raise ConfigError(f"recipe {where}: field {loc!r}: {err['msg']} (got {err.get('input')!r:.80})") from exc

@@ -1,0 +1,82 @@
+"""Shared fixtures: a real Docker daemon, the real replica image, and leak checks.
+
+Every test that starts replicas does so through ``make_pool``, which closes the
+pool; the session ends by asserting that no container this session labelled
+is left behind.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Callable, Iterator
+
+import docker
+import pytest
+
+from osgym import images
+from osgym.pool import POOL_LABEL, ReplicaPool, reap
+
+os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
+os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "180")
+os.environ.setdefault("DO_NOT_TRACK", "1")
+
+SESSION = f"t{uuid.uuid4().hex[:6]}"
+TEST_SCREEN = (1280, 800)
+
+
+@pytest.fixture(scope="session")
+def docker_client() -> docker.DockerClient:
+    try:
+        client = docker.from_env(max_pool_size=32)
+        client.ping()
+    except docker.errors.DockerException as exc:
+        pytest.fail(f"these tests need a Docker daemon: run `bash scripts/ensure-docker.sh` ({exc})")
+    return client
+
+
+@pytest.fixture(scope="session")
+def image(docker_client: docker.DockerClient) -> str:
+    """The replica image for the current inputs, built once if missing."""
+    return images.build("desktop", client=docker_client, log=lambda _m: None).tag
+
+
+@pytest.fixture(scope="session", autouse=True)
+def no_leaked_replicas() -> Iterator[None]:
+    yield
+    client = docker.from_env()
+    mine = {c.labels[POOL_LABEL] for c in client.containers.list(all=True, filters={"label": POOL_LABEL})
+            if c.labels.get(POOL_LABEL, "").startswith(SESSION)}
+    for name in mine:
+        reap(client, pool=name)
+    assert not mine, f"pools that leaked replicas in this test session: {sorted(mine)}"
+
+
+@pytest.fixture
+def pool_name(request: pytest.FixtureRequest) -> str:
+    return f"{SESSION}-{request.node.name[:30].replace('[', '-').replace(']', '')}-{uuid.uuid4().hex[:4]}".lower()
+
+
+@pytest.fixture
+def make_pool(image: str, docker_client: docker.DockerClient, pool_name: str) -> Iterator[Callable[..., ReplicaPool]]:
+    """Start pools that are always closed after the test."""
+    pools: list[ReplicaPool] = []
+
+    def make(size: int = 1, **kw: object) -> ReplicaPool:
+        kw.setdefault("screen", TEST_SCREEN)
+        kw.setdefault("standby", 0)
+        p = ReplicaPool(image, size, name=f"{pool_name}-{len(pools)}", docker_client=docker_client, **kw)
+        pools.append(p)
+        p.start()
+        return p
+
+    yield make
+    for p in pools:
+        p.close()
+
+
+@pytest.fixture
+def replica(make_pool: Callable[..., ReplicaPool]) -> Iterator[object]:
+    pool = make_pool(1)
+    with pool.lease() as r:
+        yield r

@@ -1,0 +1,80 @@
+"""The Prefect flow end to end: real replicas, real Parquet, DuckDB on top."""
+
+from __future__ import annotations
+
+import io
+import threading
+from pathlib import Path
+
+import duckdb
+import pytest
+from PIL import Image
+from prefect.testing.utilities import prefect_test_harness
+
+from flows import collect as collect_mod
+from osgym import analytics
+from osgym.pool import PoolEvent
+
+
+@pytest.fixture(scope="module", autouse=True)
+def prefect_server():  # type: ignore[no-untyped-def]
+    with prefect_test_harness(server_startup_timeout=180):
+        yield
+
+
+def _recipe(tmp_path: Path, **kw: object) -> dict:
+    base = {"name": "flowtest", "episodes": 3, "replicas": 2, "standby": 1, "screen": [1280, 800],
+            "store": str(tmp_path / "data"), "max_steps": 15, "episode_timeout_s": 120}
+    return {**base, **kw}
+
+
+def test_flow_collects_every_task_into_parquet_read_by_duckdb(tmp_path: Path) -> None:
+    summary = collect_mod.collect(_recipe(tmp_path))
+    assert summary["episodes"] == 3 and summary["success"] == 3
+
+    root = tmp_path / "data" / "flowtest"
+    con = duckdb.connect()
+    eps = con.sql(f"select task_id, success, num_steps, attempts, termination from "
+                  f"read_parquet('{root}/episodes/*/*.parquet') order by task_id").fetchall()
+    assert [e[0] for e in eps] == ["editor-save-text", "terminal-create-file", "terminal-rename-file"]
+    assert all(e[1] and e[3] == 1 and e[4] == "done" for e in eps)
+    steps = con.sql(f"select episode_id, step, screenshot.bytes, screenshot_sha256, width, height from "
+                    f"read_parquet('{root}/steps/*/*.parquet') order by episode_id, step").fetchall()
+    assert len(steps) == sum(e[2] for e in eps)
+    for ep in {s[0] for s in steps}:
+        shas = [s[3] for s in steps if s[0] == ep]
+        assert len(set(shas)) >= 3, "screenshots should change from step to step"
+    for s in steps:
+        img = Image.open(io.BytesIO(s[2]))
+        assert img.format == "PNG" and img.size == (s[4], s[5]) == (1280, 800)
+
+    con2 = analytics.connect(str(tmp_path / "data"), "flowtest")
+    summ = analytics.summary(con2)
+    assert summ["episodes"] == 3 and summ["success_rate"] == 1.0
+
+
+def test_a_replica_killed_mid_episode_is_retried_on_a_fresh_one(tmp_path: Path, docker_client) -> None:  # type: ignore[no-untyped-def]
+    killed: list[str] = []
+
+    def killer(ev: PoolEvent) -> None:
+        if ev.event == "leased" and not killed:
+            killed.append(ev.replica_id)
+            name = f"{ev.pool}-{ev.replica_id}"
+
+            def kill() -> None:
+                docker_client.containers.get(name).kill()
+
+            threading.Timer(1.0, kill).start()  # the editor episode runs for several seconds
+
+    collect_mod.EVENT_LISTENERS.append(killer)
+    try:
+        summary = collect_mod.collect(_recipe(tmp_path, name="killtest", episodes=1, replicas=1,
+                                              tasks=["editor-save-text"]))
+    finally:
+        collect_mod.EVENT_LISTENERS.remove(killer)
+    assert killed and summary["episodes"] == 1
+    rows = duckdb.sql(f"select success, attempts, replica_id from "
+                      f"read_parquet('{tmp_path}/data/killtest/episodes/*/*.parquet')").fetchall()
+    assert len(rows) == 1
+    success, attempts, replica_id = rows[0]
+    assert success and attempts == 2 and replica_id != killed[0]
