@@ -1,33 +1,39 @@
 """The ``collect`` flow: recipe in, Parquet dataset and report out.
 
-The flow only orchestrates: it starts a pool, maps one task per episode over a
-thread-pool task runner sized to the pool, streams results into the dataset
-writer as they finish, and tears the pool down on every path.
+The flow only orchestrates: it starts a pool, runs the episodes in batches
+(one subflow per batch, because Prefect's flow engine keeps every task's state
+until its flow ends), maps one task per episode over a thread-pool task runner
+sized to the pool, and tears the pool down on every path. Tasks hand finished
+episodes straight to the dataset writer and return only a small summary, so
+memory stays bounded however long the run. The manifest, not Prefect's
+history, is the ledger of record.
 """
 
 from __future__ import annotations
 
+import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
 from prefect import flow
-from prefect.artifacts import create_markdown_artifact
+from prefect.artifacts import create_markdown_artifact, create_progress_artifact, update_progress_artifact
 from prefect.futures import as_completed
 from prefect.task_runners import ThreadPoolTaskRunner
 
 from osgym import images
-from osgym.collect import Collector, new_run_id, plan_jobs, run_config
+from osgym.collect import Collector, EpisodeJob, EpisodeSummary, new_run_id, plan_jobs, run_config
 from osgym.pool import PoolEvent, ReplicaPool
 from osgym.recipe import Recipe, load_recipe
 from osgym.store import DatasetWriter
-from osgym.trajectory import EpisodeResult
 from tasks.episode import run_episode_task
 
-ProgressFn = Callable[[EpisodeResult], None]
-LISTENERS: list[ProgressFn] = []
-"""Called with each finished episode, in the flow's thread (the CLI's progress bar registers here)."""
+LISTENERS: list[Callable[[EpisodeSummary], None]] = []
+"""Called with each finished episode's summary, in the flow's thread (the CLI's progress bar registers here)."""
 EVENT_LISTENERS: list[Callable[[PoolEvent], None]] = []
 """Called with each replica lifecycle event, from the pool's threads."""
+
+_ACTIVE: dict[str, Collector] = {}  # run_id -> collector, for batch subflows (a pool is not a flow parameter)
 
 
 def _pool_event(event: PoolEvent) -> None:
@@ -35,49 +41,84 @@ def _pool_event(event: PoolEvent) -> None:
         listener(event)
 
 
+@flow(name="collect-batch")
+def collect_batch(run_id: str, indices: list[int]) -> list[dict[str, Any]]:
+    """Run one batch of a run's episodes; returns their summaries."""
+    collector = _ACTIVE[run_id]
+    jobs = [collector.jobs[i] for i in indices]
+    retries = collector.recipe.retries
+    episode = run_episode_task.with_options(retries=retries)
+    out: list[dict[str, Any]] = []
+    with ThreadPoolTaskRunner(max_workers=collector.recipe.replicas) as runner:
+        futures = [runner.submit(episode, {"collector": collector, "job": j, "retries": retries}) for j in jobs]
+        by_future = dict(zip(futures, jobs, strict=True))
+        for fut in as_completed(futures):
+            try:
+                summary: EpisodeSummary = fut.result()
+            except Exception as exc:  # a crash in the task itself: still a row
+                summary = collector.record(collector.error_result(by_future[fut], exc, retries + 1))
+            out.append(summary.as_dict())
+            for listener in LISTENERS:
+                listener(summary)
+    return out
+
+
 @flow(name="collect", log_prints=True)
-def collect(
-    recipe: dict[str, Any] | str,
-    run_id: str | None = None,
-) -> dict[str, Any]:
-    """Collect the episodes a recipe asks for into its store; returns the run's summary."""
+def collect(recipe: dict[str, Any] | str, run_id: str | None = None) -> dict[str, Any]:
+    """Collect the episodes a recipe asks for into its store; returns the run's summary.
+
+    Args:
+        recipe: a recipe as a dict or the path of a YAML file (see ``datasets/``).
+        run_id: resume this run (episodes already committed are skipped), or name a new one.
+    """
     rec: Recipe = load_recipe(recipe)
     run_id = run_id or new_run_id()
+    jobs = plan_jobs(rec, run_id)  # fails on a bad recipe before any replica starts
     image = rec.image or images.ensure_image(rec.tier)
-    jobs = plan_jobs(rec, run_id)
+    t0 = time.monotonic()
     counts = {"episodes": 0, "success": 0, "errors": 0, "retried": 0}
     with DatasetWriter(rec.store, rec.dataset_name, run_id, run_config=run_config(rec, image)) as writer:
         done = writer.committed_episode_ids()
-        jobs = [j for j in jobs if j.episode_id not in done]
+        todo = [j for j in jobs if j.episode_id not in done]
+        progress = create_progress_artifact(0.0, key="collect-progress", description=f"osgym collect {run_id}")
         with ReplicaPool(image, rec.replicas, standby=rec.standby, screen=rec.screen,
                          egress=rec.egress == "open", on_event=_pool_event) as pool:
-            collector = Collector(rec, pool, image)
-            runner = ThreadPoolTaskRunner(max_workers=rec.replicas)
-            episode = run_episode_task.with_options(retries=rec.retries)
-            with runner:
-                for start in range(0, len(jobs), rec.batch_size):
-                    batch = jobs[start:start + rec.batch_size]
-                    futures = [runner.submit(episode, {"collector": collector, "job": j, "retries": rec.retries})
-                               for j in batch]
-                    by_future = dict(zip(futures, batch, strict=True))
-                    for fut in as_completed(futures):
-                        try:
-                            result: EpisodeResult = fut.result()
-                        except Exception as exc:  # a bug or crash in the task: still a row
-                            result = collector.error_result(by_future[fut], exc, rec.retries + 1)
-                        writer.add(result)
+            collector = Collector(rec, pool, image, jobs=jobs, sink=_locked(writer.add))
+            _ACTIVE[run_id] = collector
+            try:
+                for start in range(0, len(todo), rec.batch_size):
+                    batch = todo[start:start + rec.batch_size]
+                    for s in collect_batch(run_id, [j.index for j in batch]):
                         counts["episodes"] += 1
-                        counts["success"] += int(result.trajectory.success)
-                        counts["errors"] += int(result.trajectory.error_class is not None)
-                        counts["retried"] += int(result.attempts > 1)
-                        for listener in LISTENERS:
-                            listener(result)
+                        counts["success"] += int(s["success"])
+                        counts["errors"] += int(s["error_class"] is not None)
+                        counts["retried"] += int(s["attempts"] > 1)
+                    update_progress_artifact(progress, 100.0 * (start + len(batch)) / max(len(todo), 1))
+            finally:
+                _ACTIVE.pop(run_id, None)
         manifest = writer.finalize()
+    elapsed = time.monotonic() - t0
     summary = {"run_id": run_id, "dataset": rec.dataset_name, "store": rec.store, "image": image,
-               "skipped": len(done), **counts, "manifest_episodes": manifest.episodes}
+               "skipped": len(done), **counts, "manifest_episodes": manifest.episodes,
+               "elapsed_s": round(elapsed, 1),
+               "episodes_per_min": round(60 * counts["episodes"] / elapsed, 2) if elapsed else None}
     create_markdown_artifact(
         key="collect-summary",
         markdown="\n".join(["| metric | value |", "|---|---|", *[f"| {k} | {v} |" for k, v in summary.items()]]),
         description=f"osgym collect {run_id}",
     )
     return summary
+
+
+def _locked(fn: Callable[[Any], None]) -> Callable[[Any], None]:
+    """The writer is fed from many task threads; it wants one at a time."""
+    lock = threading.Lock()
+
+    def call(arg: Any) -> None:
+        with lock:
+            fn(arg)
+
+    return call
+
+
+__all__ = ["collect", "collect_batch", "EpisodeJob"]

@@ -30,7 +30,7 @@ import json
 import math
 import re
 from collections.abc import Callable, Sequence
-from typing import Any, Literal, TypeVar, cast
+from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
@@ -364,13 +364,13 @@ def _pg_action(name: str, args: dict[str, Any], extra: list[Any]) -> list[Action
     if name in ("keyDown", "keyUp"):
         if "key" not in args:
             raise PolicyError(f"{name}: expected a key argument, actual none")
-        cls = KeyDown if name == "keyDown" else KeyUp
-        return [_make(cls, key=_pg_key(args["key"], "key"))]
+        key = _pg_key(args["key"], "key")
+        return [_make(KeyDown, key=key) if name == "keyDown" else _make(KeyUp, key=key)]
     if name == "hotkey":
-        keys = extra[0] if len(extra) == 1 and isinstance(extra[0], list | tuple) else extra
-        if not keys:
+        chord: Any = extra[0] if len(extra) == 1 and isinstance(extra[0], list | tuple) else extra
+        if not chord:
             raise PolicyError("hotkey: expected at least one key, actual none")
-        return [_make(Hotkey, keys=_pg_keys(list(keys), "hotkey"))]
+        return [_make(Hotkey, keys=_pg_keys(list(chord), "hotkey"))]
     if name == "sleep":
         if "seconds" not in args:
             raise PolicyError("sleep: expected a seconds argument, actual none")
@@ -511,12 +511,12 @@ def _pg_call(call: ast.Call, modules: dict[str, str], functions: dict[str, str])
         qualified = f"{module}.{func.attr}"
     elif isinstance(func, ast.Name):
         qualified = functions.get(func.id)
-    if qualified not in _PYAUTOGUI_CALLS:
+    if qualified is None or qualified not in _PYAUTOGUI_CALLS:
         shown = qualified or _source(func)
         raise PolicyError(
             f"expected a call of one of {', '.join(_PYAUTOGUI_CALLS)}, actual {_excerpt(shown)}"
         )
-    name = cast(str, qualified).split(".", 1)[1]
+    name = qualified.split(".", 1)[1]
     args, extra = _bind(name, call)
     return _pg_action(name, args, extra)
 
@@ -956,8 +956,9 @@ def _uitars_action(
         keys = _uitars_keys(args.get("key", args.get("press")))
         if len(keys) != 1:
             raise PolicyError(f"{name}: expected one key, actual {keys}")
-        cls = {"press": Press, "keydown": KeyDown, "keyup": KeyUp}[name]
-        return [_make(cls, key=keys[0])]
+        if name == "press":
+            return [_make(Press, key=keys[0])]
+        return [_make(KeyDown, key=keys[0]) if name == "keydown" else _make(KeyUp, key=keys[0])]
     if name == "type":
         content = _string(args.get("content", ""), "content")
         enter = False

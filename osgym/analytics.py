@@ -101,7 +101,7 @@ class DatasetViewLike(Protocol):
     """What :func:`connect_view` needs from ``osgym.store.DatasetView``."""
 
     @property
-    def files(self) -> Mapping[str, Sequence[str]]: ...  # committed shard paths or s3:// URIs per table
+    def files(self) -> Mapping[str, Sequence[str]]: ...  # committed shard paths inside ``filesystem``, per table
 
     @property
     def filesystem(self) -> Any: ...  # pyarrow.fs.FileSystem
@@ -138,7 +138,8 @@ def connect(
         ``step_flags`` and the table ``frame_stats``.
 
     Raises:
-        StoreError: if the store cannot open the dataset.
+        StoreError: if the store cannot be read or a manifest is damaged.
+        ValueError: if the URI or dataset name is malformed (from ``open_dataset``).
         ConfigError: if ``route`` is unknown.
     """
     from osgym.store import open_dataset
@@ -184,9 +185,9 @@ def connect_view(
         f"CREATE OR REPLACE VIEW episodes AS SELECT {_select_list(con, sources['episodes'], 'episodes')} "
         f"FROM {sources['episodes']}"
     )
-    keep = None if screenshots else {"screenshot"}
+    drop = None if screenshots else {"screenshot"}
     con.execute(
-        f"CREATE OR REPLACE VIEW steps AS SELECT {_select_list(con, sources['steps'], 'steps', keep)} "
+        f"CREATE OR REPLACE VIEW steps AS SELECT {_select_list(con, sources['steps'], 'steps', drop)} "
         f"FROM {sources['steps']}"
     )
     con.execute(
@@ -277,9 +278,7 @@ def is_blank_image(data: bytes, tolerance: int = DEFAULT_BLANK_TOLERANCE) -> boo
     True
     """
     with Image.open(io.BytesIO(data)) as im:
-        if im.mode in ("P", "PA"):
-            im = im.convert("RGBA")
-        extrema = im.getextrema()
+        extrema = (im.convert("RGBA") if im.mode in ("P", "PA") else im).getextrema()
     bands = extrema if isinstance(extrema[0], tuple) else (extrema,)
     return all(hi - lo <= tolerance for lo, hi in bands)  # type: ignore[misc]
 

@@ -37,7 +37,8 @@ def _docker() -> Any:
         client.ping()
         return client
     except docker.errors.DockerException as exc:
-        raise _fail(OsgymError(f"cannot reach Docker ({exc}); start it with `make docker` or scripts/ensure-docker.sh"))
+        msg = f"cannot reach Docker ({exc}); start it with `make docker` (scripts/ensure-docker.sh)"
+        raise _fail(OsgymError(msg)) from exc
 
 
 @images_app.command("build")
@@ -108,7 +109,7 @@ def collect(
         bar = progress.add_task(f"collect {rec.name}", total=rec.episodes, detail="starting replicas")
 
         def on_result(result: Any) -> None:
-            counts["ok" if result.trajectory.success else "failed"] += 1
+            counts["ok" if result.success else "failed"] += 1
             counts["retried"] += int(result.attempts > 1)
             elapsed = max(progress.tasks[0].elapsed or 1e-9, 1e-9)
             done = counts["ok"] + counts["failed"]

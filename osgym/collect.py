@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import hashlib
 import time
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 from osgym import cost
@@ -82,13 +83,34 @@ def make_policy(spec: PolicySpec) -> Policy:
     raise ConfigError(f"policy: unknown name {spec.name!r}")
 
 
+@dataclass(frozen=True)
+class EpisodeSummary:
+    """What a finished episode reports back to the orchestrator (its data went to the store)."""
+
+    episode_id: str
+    task_id: str
+    success: bool
+    attempts: int
+    error_class: str | None
+    num_steps: int
+
+    def as_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
 @dataclass
 class Collector:
-    """Runs jobs of one recipe on one pool; the unit the flow's tasks call."""
+    """Runs jobs of one recipe on one pool; the unit the flow's tasks call.
+
+    ``sink`` receives each finished :class:`EpisodeResult` (normally the dataset
+    writer's ``add``); :meth:`collect` returns only an :class:`EpisodeSummary`.
+    """
 
     recipe: Recipe
     pool: ReplicaPool
     image: str
+    jobs: list[EpisodeJob] = field(default_factory=list)
+    sink: Callable[[EpisodeResult], None] | None = None
     price: cost.PriceTable = cost.DEFAULT_PRICE
     replicas_per_host: float = 0.0
 
@@ -124,6 +146,18 @@ class Collector:
         except Exception as exc:  # anything else is recorded, never lost
             traj = failed_trajectory(exc, started)
         return self._result(job, policy, traj, attempt, replica_id, host, time.monotonic() - t0)
+
+    def collect(self, job: EpisodeJob, attempt: int = 1, final: bool = True) -> EpisodeSummary:
+        """:meth:`run_job`, then hand the result to the sink."""
+        return self.record(self.run_job(job, attempt, final))
+
+    def record(self, result: EpisodeResult) -> EpisodeSummary:
+        """Send a result to the sink and summarise it."""
+        if self.sink is not None:
+            self.sink(result)
+        t = result.trajectory
+        return EpisodeSummary(result.episode_id, result.task_id, t.success, result.attempts, t.error_class,
+                              len(t.steps))
 
     def error_result(self, job: EpisodeJob, exc: BaseException, attempts: int) -> EpisodeResult:
         """The row for an episode whose task itself failed outside :meth:`run_job`."""

@@ -113,7 +113,14 @@ def _is_numeric(t: pa.DataType) -> bool:
 
 
 def to_markdown(table: pa.Table) -> str:
-    """A result table as GitHub markdown (for Prefect markdown artifacts and READMEs)."""
+    """A result table as GitHub markdown (for Prefect markdown artifacts and READMEs).
+
+    Args:
+        table: a named query's result.
+
+    Returns:
+        The markdown text, cells formatted with :func:`format_value`.
+    """
     names = table.column_names
     lines = [
         "| " + " | ".join(names) + " |",
@@ -258,86 +265,50 @@ def bar_chart(
     return img
 
 
-def _charts(tables: Mapping[str, pa.Table], limit: int) -> list[tuple[str, str, Image.Image]]:
-    """(file stem, caption, image) for the report's charts."""
-    out = []
+@dataclass(frozen=True)
+class _Chart:
+    section: str  # the query whose section shows it
+    stem: str  # file name without .png
+    title: str
+    image: Image.Image
 
-    def rows(name: str) -> list[dict[str, Any]]:
-        return tables[name].to_pylist()[:limit]
 
-    for name, key in (("success_by_task", "task_id"), ("success_by_domain", "domain"), ("success_by_policy", "policy")):
-        rs = rows(name)
-        if rs:
-            out.append(
-                (
-                    name,
-                    f"Success rate by {key.removesuffix('_id')}",
-                    bar_chart(
-                        f"Success rate by {key.removesuffix('_id')}",
-                        [str(r[key]) for r in rs],
-                        {
-                            "success rate": [r["success_rate"] for r in rs],
-                            "excluding infrastructure errors": [r["success_rate_excl_infra"] for r in rs],
-                        },
-                        percent=True,
-                    ),
-                )
-            )
-    rs = rows("failure_causes")
-    if rs:
-        out.append(
-            (
-                "failure_causes",
-                "Failure causes (episodes)",
-                bar_chart(
-                    "Failure causes (episodes)",
-                    [f"{r['termination']} / {r['error_class']}" for r in rs],
-                    {"episodes": [r["episodes"] for r in rs]},
-                ),
-            )
-        )
-    rs = rows("host_faults")
-    if rs:
-        out.append(
-            (
-                "host_faults",
-                "Replica faults per attempt and retried episodes, by host",
-                bar_chart(
-                    "Replica faults and retries by host",
-                    [str(r["host"]) for r in rs],
-                    {
-                        "fault rate (per attempt)": [r["fault_rate"] for r in rs],
-                        "retry rate (per episode)": [r["retry_rate"] for r in rs],
-                    },
-                    percent=True,
-                ),
-            )
-        )
-    rs = [r for r in tables["latency_percentiles"].to_pylist() if r["metric"] == "episode_wall_s"]
-    if rs and rs[0]["n"]:
-        r = rs[0]
-        out.append(
-            (
-                "episode_wall_s",
-                "Episode wall time percentiles (s)",
-                bar_chart("Episode wall time (s)", ["p50", "p90", "p99"], {"seconds": [r["p50"], r["p90"], r["p99"]]}),
-            )
-        )
-    rs = rows("quality_flags")
-    if rs:
-        out.append(
-            (
-                "quality_flags",
-                "Share of episodes with each quality flag",
-                bar_chart(
-                    "Episodes with each quality flag",
-                    [str(r["flag"]) for r in rs],
-                    {"share of episodes": [r["episode_share"] for r in rs]},
-                    percent=True,
-                ),
-            )
-        )
-    return out
+def _charts(tables: Mapping[str, pa.Table], limit: int) -> list[_Chart]:
+    charts: list[_Chart] = []
+
+    def add(section: str, stem: str, title: str, labels: list[str], series: dict[str, list[Any]], pct: bool) -> None:
+        if labels:
+            charts.append(_Chart(section, stem, title, bar_chart(title, labels, series, percent=pct)))
+
+    for name, key, noun in (
+        ("success_by_task", "task_id", "task"),
+        ("success_by_domain", "domain", "domain"),
+        ("success_by_policy", "policy", "policy"),
+    ):
+        rs = tables[name].to_pylist()[:limit]
+        series = {
+            "success rate": [r["success_rate"] for r in rs],
+            "excluding infrastructure errors": [r["success_rate_excl_infra"] for r in rs],
+        }
+        add(name, name, f"Success rate by {noun}", [str(r[key]) for r in rs], series, True)
+    rs = tables["failure_causes"].to_pylist()[:limit]
+    labels = [f"{r['termination']} / {r['error_class']}" for r in rs]
+    add("failure_causes", "failure_causes", "Failure causes (episodes)", labels,
+        {"episodes": [r["episodes"] for r in rs]}, False)  # fmt: skip
+    rs = tables["host_faults"].to_pylist()[:limit]
+    series = {
+        "fault rate (per attempt)": [r["fault_rate"] for r in rs],
+        "retry rate (per episode)": [r["retry_rate"] for r in rs],
+    }
+    add("host_faults", "host_faults", "Replica faults and retries by host", [str(r["host"]) for r in rs], series, True)
+    wall = [r for r in tables["latency_percentiles"].to_pylist() if r["metric"] == "episode_wall_s" and r["n"]]
+    for r in wall:
+        series = {"seconds": [r["p50"], r["p90"], r["p99"]]}
+        add("latency_percentiles", "episode_wall_s", "Episode wall time (s)", ["p50", "p90", "p99"], series, False)
+    rs = tables["quality_flags"].to_pylist()[:limit]
+    add("quality_flags", "quality_flags", "Share of episodes with each quality flag", [str(r["flag"]) for r in rs],
+        {"share of episodes": [r["episode_share"] for r in rs]}, True)  # fmt: skip
+    return charts
 
 
 # --------------------------------------------------------------------------- HTML report
@@ -405,10 +376,9 @@ def write_html_report(
     tables = report_tables(con, price=price, replicas_per_host=rph)
     summary = analytics.summary(con)
 
-    charts = {}
-    for stem, caption, img in _charts(tables, chart_rows):
-        img.save(out / "charts" / f"{stem}.png", "PNG", optimize=True)
-        charts[stem] = caption
+    charts = _charts(tables, chart_rows)
+    for chart in charts:
+        chart.image.save(out / "charts" / f"{chart.stem}.png", "PNG", optimize=True)
 
     links: dict[str, str] = {}
     examples = [r["example_episode"] for r in tables["failure_causes"].to_pylist() if r["example_episode"]]
@@ -428,9 +398,9 @@ def write_html_report(
         parts.append(f"<h2>{html.escape(section.title)}</h2>")
         info = analytics.query_info(section.query)
         parts.append(f"<p class='muted'>{html.escape(info.description)}</p>")
-        for stem, caption in charts.items():
-            if stem == section.query or (section.query == "latency_percentiles" and stem == "episode_wall_s"):
-                parts.append(f"<img class='chart' src='charts/{stem}.png' alt='{html.escape(caption)}'>")
+        for chart in charts:
+            if chart.section == section.query:
+                parts.append(f"<img class='chart' src='charts/{chart.stem}.png' alt='{html.escape(chart.title)}'>")
         parts.append(_html_table(tables[section.query], links))
     parts.append(f"<p class='muted'>{html.escape(_blank_note(con))}</p>")
     parts.append("<h2>Cost assumptions</h2><ul>")
@@ -725,7 +695,10 @@ def _write_step(
             )
         else:
             name = f"{step:04d}.overlay.{'jpg' if ext == 'jpg' else 'png'}"
-            overlay.save(folder / name, **({"quality": 90} if ext == "jpg" else {"compress_level": 1}))
+            if ext == "jpg":
+                overlay.save(folder / name, quality=90)
+            else:
+                overlay.save(folder / name, compress_level=1)
             image_html = (
                 f"<a href='{original}' title='original, as stored'>"
                 f"<img src='{name}' alt='step {step} with its action drawn'></a>"

@@ -8,9 +8,8 @@ from prefect import task
 from prefect.cache_policies import NO_CACHE
 from prefect.runtime import task_run as current_task_run
 
-from osgym.collect import Collector, EpisodeJob
+from osgym.collect import Collector, EpisodeJob, EpisodeSummary
 from osgym.errors import ReplicaError
-from osgym.trajectory import EpisodeResult
 
 
 def is_replica_fault(task: Any, task_run: Any, state: Any) -> bool:
@@ -33,7 +32,7 @@ def is_replica_fault(task: Any, task_run: Any, state: Any) -> bool:
     persist_result=False,
     log_prints=False,
 )
-def run_episode_task(collector: Collector, job: EpisodeJob, retries: int = 2) -> EpisodeResult:
-    """Run one episode; on the last allowed attempt a replica fault becomes an error row."""
+def run_episode_task(collector: Collector, job: EpisodeJob, retries: int = 2) -> EpisodeSummary:
+    """Run one episode and store it; on the last allowed attempt a replica fault becomes an error row."""
     attempt = int(current_task_run.run_count or 1)
-    return collector.run_job(job, attempt=attempt, final=attempt > retries)
+    return collector.collect(job, attempt=attempt, final=attempt > retries)

@@ -30,6 +30,7 @@ import io
 import os
 import random
 import time
+import weakref
 from collections import deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -277,7 +278,7 @@ class OpenAIPolicy:
     """Asks a vision-language model behind an OpenAI-compatible API for each action.
 
     One keep-alive :class:`httpx.Client` serves all requests; :meth:`close`
-    releases it, and the policy is a context manager.
+    releases it (so does garbage collection), and the policy is a context manager.
 
     Args:
         config: an :class:`OpenAIPolicyConfig` or a mapping of its fields.
@@ -312,10 +313,11 @@ class OpenAIPolicy:
             headers["Authorization"] = f"Bearer {config.api_key.get_secret_value()}"
         timeout = httpx.Timeout(config.timeout, connect=min(config.timeout, DEFAULT_CONNECT_TIMEOUT_S))
         self._client = httpx.Client(headers=headers, timeout=timeout, transport=transport)
+        # A policy dropped without close() (one per episode, say) still releases its connections.
+        self._finalizer = weakref.finalize(self, self._client.close)
         self._url = f"{config.base_url}/chat/completions"
         self._turns: deque[_Turn] = deque(maxlen=max(config.history_length, 1))
         self._instruction: str | None = None
-        self._task_id: str | None = None
         self._seed = 0
         self._steps = 0
         self._closed = False
@@ -336,22 +338,20 @@ class OpenAIPolicy:
 
     def close(self) -> None:
         """Close the HTTP client. Idempotent; :meth:`act` raises afterwards."""
-        if not self._closed:
-            self._closed = True
-            self._client.close()
+        self._closed = True
+        self._finalizer()
 
     def config(self) -> dict[str, Any]:
         """The settings that describe this policy, without secrets."""
         return self._config.public()
 
     def reset(self, task: Any, *, seed: int) -> None:
-        """Start an episode on ``task`` (only ``task.instruction`` and ``task.id`` are read)."""
+        """Start an episode on ``task``; only ``task.instruction`` is read."""
         instruction = getattr(task, "instruction", None)
         if not isinstance(instruction, str):
             kind = type(instruction).__name__
             raise PolicyError(f"expected a task with a string instruction, actual {kind}")
         self._instruction = instruction
-        self._task_id = str(getattr(task, "id", "")) or None
         self._seed = seed
         self._steps = 0
         self._turns.clear()
@@ -444,7 +444,7 @@ class OpenAIPolicy:
 
     def _backoff(self, attempt: int) -> float:
         cfg = self._config
-        delay = min(cfg.backoff_max, cfg.backoff_base * 2**attempt)
+        delay = min(cfg.backoff_max, cfg.backoff_base * 2.0**attempt)
         return delay * (0.5 + self._jitter.random() / 2)
 
     def _post(self, payload: dict[str, Any]) -> tuple[dict[str, Any], int]:

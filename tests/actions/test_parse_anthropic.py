@@ -115,7 +115,10 @@ def test_modifier_keys_held_around_mouse_actions(tool_input: dict, expected: lis
         ({"action": "key", "text": 5}, "text: expected a string, actual int"),
         ({"action": "type"}, "type: expected a text parameter"),
         ({"action": "type", "text": "x" * 10_001}, "invalid Typing"),
-        ({"action": "type", "text": "hi", "coordinate": [1, 2]}, "type: expected parameters among text, actual coordinate"),
+        (
+            {"action": "type", "text": "hi", "coordinate": [1, 2]},
+            "type: expected parameters among text, actual coordinate",
+        ),
         ({"action": "screenshot", "text": "x"}, "screenshot: expected parameters among none, actual text"),
         ({"action": "mouse_move"}, "mouse_move: expected a coordinate parameter"),
         ({"action": "left_click", "coordinate": [1]}, "coordinate: expected [x, y], actual [1]"),

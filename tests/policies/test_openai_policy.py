@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import doctest
+import gc
 import io
 import json
 import socket
@@ -282,7 +283,9 @@ def test_computer_13_format(fake_openai, make_policy, make_observation, make_tas
 
 
 def test_uitars_format(fake_openai, make_policy, make_observation, make_task) -> None:
-    fake_openai.chat("Thought: The Save button is in the toolbar.\nAction: click(start_box='<|box_start|>(500,500)<|box_end|>')")
+    fake_openai.chat(
+        "Thought: The Save button is in the toolbar.\nAction: click(start_box='<|box_start|>(500,500)<|box_end|>')"
+    )
     fake_openai.chat("Thought: Type the name.\nAction: type(content='notes.txt\\n')")
     fake_openai.chat("Thought: The task cannot be done.\nAction: call_user()")
     policy = make_policy(action_format="uitars")
@@ -388,6 +391,14 @@ def test_lifecycle(make_policy, make_observation, make_task) -> None:
     policy.reset(make_task(), seed=0)
     with pytest.raises(PolicyError, match="closed"):
         policy.act(make_observation(), [])
+
+
+def test_dropping_the_policy_closes_its_client(fake_openai) -> None:
+    policy = OpenAIPolicy({"base_url": fake_openai.base_url, "model": "m"})
+    client = policy._client
+    del policy
+    gc.collect()
+    assert client.is_closed
 
 
 class TestConfig:
