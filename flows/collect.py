@@ -21,6 +21,7 @@ from prefect.artifacts import create_markdown_artifact, create_progress_artifact
 from prefect.futures import as_completed
 from prefect.task_runners import ThreadPoolTaskRunner
 
+from flows.report import publish_report_artifacts
 from osgym import images
 from osgym.collect import Collector, EpisodeJob, EpisodeSummary, new_run_id, plan_jobs, run_config
 from osgym.pool import PoolEvent, ReplicaPool
@@ -102,6 +103,7 @@ def collect(recipe: dict[str, Any] | str, run_id: str | None = None) -> dict[str
                "skipped": len(done), **counts, "manifest_episodes": manifest.episodes,
                "elapsed_s": round(elapsed, 1),
                "episodes_per_min": round(60 * counts["episodes"] / elapsed, 2) if elapsed else None}
+    publish_report_artifacts(rec.store, rec.dataset_name)
     create_markdown_artifact(
         key="collect-summary",
         markdown="\n".join(["| metric | value |", "|---|---|", *[f"| {k} | {v} |" for k, v in summary.items()]]),
