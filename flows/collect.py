@@ -77,7 +77,7 @@ def collect(recipe: dict[str, Any] | str, run_id: str | None = None) -> dict[str
     jobs = plan_jobs(rec, run_id)  # fails on a bad recipe before any replica starts
     image = rec.image or images.ensure_image(rec.tier)
     t0 = time.monotonic()
-    counts = {"episodes": 0, "success": 0, "errors": 0, "retried": 0}
+    counts = {"episodes": 0, "success": 0, "errors": 0, "retried": 0, "steps": 0}
     with DatasetWriter(rec.store, rec.dataset_name, run_id, run_config=run_config(rec, image)) as writer:
         done = writer.committed_episode_ids()
         todo = [j for j in jobs if j.episode_id not in done]
@@ -94,6 +94,7 @@ def collect(recipe: dict[str, Any] | str, run_id: str | None = None) -> dict[str
                         counts["success"] += int(s["success"])
                         counts["errors"] += int(s["error_class"] is not None)
                         counts["retried"] += int(s["attempts"] > 1)
+                        counts["steps"] += s["num_steps"]
                     update_progress_artifact(progress, 100.0 * (start + len(batch)) / max(len(todo), 1))
             finally:
                 _ACTIVE.pop(run_id, None)

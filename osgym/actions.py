@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, model_validator
 
 from osgym.errors import PolicyError
 
@@ -32,6 +32,17 @@ class _Action(BaseModel):
         return self.model_dump(exclude_none=True)
 
 
+class _OptionalPoint(_Action):
+    """An action that happens at ``(x, y)`` if given, else where the pointer is: both or neither."""
+
+    @model_validator(mode="after")
+    def _both_or_neither(self) -> _OptionalPoint:
+        x, y = getattr(self, "x", None), getattr(self, "y", None)
+        if (x is None) != (y is None):
+            raise ValueError(f"expected both x and y or neither, actual x={x!r} y={y!r}")
+        return self
+
+
 class MoveTo(_Action):
     """Move the pointer to ``(x, y)``."""
 
@@ -40,7 +51,7 @@ class MoveTo(_Action):
     y: Coord
 
 
-class Click(_Action):
+class Click(_OptionalPoint):
     """Click ``button`` ``num_clicks`` times, at ``(x, y)`` if given, else where the pointer is."""
 
     action_type: Literal["CLICK"] = "CLICK"
@@ -64,7 +75,7 @@ class MouseUp(_Action):
     button: Button = "left"
 
 
-class RightClick(_Action):
+class RightClick(_OptionalPoint):
     """Right-click at ``(x, y)`` if given, else where the pointer is."""
 
     action_type: Literal["RIGHT_CLICK"] = "RIGHT_CLICK"
@@ -72,7 +83,7 @@ class RightClick(_Action):
     y: Coord | None = None
 
 
-class DoubleClick(_Action):
+class DoubleClick(_OptionalPoint):
     """Double-click at ``(x, y)`` if given, else where the pointer is."""
 
     action_type: Literal["DOUBLE_CLICK"] = "DOUBLE_CLICK"
@@ -88,8 +99,8 @@ class DragTo(_Action):
     y: Coord
 
 
-class Scroll(_Action):
-    """Scroll by ``dx`` and ``dy`` wheel clicks (positive ``dy`` scrolls up, as pyautogui does)."""
+class Scroll(_OptionalPoint):
+    """Scroll by ``dx`` and ``dy`` wheel clicks: positive ``dy`` is up (as in pyautogui), positive ``dx`` right."""
 
     action_type: Literal["SCROLL"] = "SCROLL"
     dx: Annotated[int, Field(ge=-100, le=100)] = 0

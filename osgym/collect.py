@@ -7,6 +7,7 @@ and feeds results to the writer; the same functions run in a plain loop.
 from __future__ import annotations
 
 import hashlib
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -77,9 +78,9 @@ def make_policy(spec: PolicySpec) -> Policy:
 
         return RandomPolicy(**spec.options)
     if spec.name == "openai":
-        from osgym.policies.openai import OpenAIPolicy, OpenAIPolicyConfig
+        from osgym.policies.openai import OpenAIPolicy
 
-        return OpenAIPolicy(OpenAIPolicyConfig(**spec.options))
+        return OpenAIPolicy(spec.options)
     raise ConfigError(f"policy: unknown name {spec.name!r}")
 
 
@@ -190,3 +191,45 @@ def new_run_id() -> str:
 def run_config(recipe: Recipe, image: str) -> dict[str, Any]:
     """What the manifest records about how a run was made."""
     return {"recipe": recipe.model_dump(mode="json"), "image": image}
+
+
+def collect_plain(recipe: Recipe, run_id: str | None = None, image: str | None = None) -> dict[str, Any]:
+    """Collect a recipe with a plain thread pool instead of Prefect: same pool, jobs and writer.
+
+    The reference that ``bench/bench_collect.py`` measures Prefect's overhead against,
+    and a way to debug a recipe without an orchestrator.
+    """
+    from concurrent.futures import ThreadPoolExecutor
+
+    from osgym import images
+    from osgym.store import DatasetWriter
+
+    run_id = run_id or new_run_id()
+    jobs = plan_jobs(recipe, run_id)
+    image = image or recipe.image or images.ensure_image(recipe.tier)
+    lock = threading.Lock()
+    with DatasetWriter(recipe.store, recipe.dataset_name, run_id, run_config=run_config(recipe, image)) as writer:
+        done = writer.committed_episode_ids()
+        todo = [j for j in jobs if j.episode_id not in done]
+
+        def sink(result: EpisodeResult) -> None:
+            with lock:
+                writer.add(result)
+
+        with ReplicaPool(image, recipe.replicas, standby=recipe.standby, screen=recipe.screen,
+                         egress=recipe.egress == "open") as pool:
+            collector = Collector(recipe, pool, image, jobs=jobs, sink=sink)
+
+            def one(job: EpisodeJob) -> EpisodeSummary:
+                for attempt in range(1, recipe.retries + 2):
+                    try:
+                        return collector.collect(job, attempt, final=attempt > recipe.retries)
+                    except ReplicaError:
+                        continue
+                raise AssertionError("unreachable: the final attempt records instead of raising")
+
+            with ThreadPoolExecutor(max_workers=recipe.replicas) as ex:
+                summaries = list(ex.map(one, todo))
+        manifest = writer.finalize()
+    return {"run_id": run_id, "episodes": len(summaries), "success": sum(s.success for s in summaries),
+            "steps": sum(s.num_steps for s in summaries), "manifest_episodes": manifest.episodes}

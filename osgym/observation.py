@@ -25,7 +25,12 @@ class Window:
 
 @dataclass(frozen=True)
 class Observation:
-    """A screenshot (as the replica encoded it) plus cheap structured context."""
+    """A screenshot (as the replica encoded it) plus cheap structured context.
+
+    ``width``/``height`` are the screenshot's pixels; ``screen`` is the replica's
+    screen size, the space that action coordinates and window geometry live in.
+    They differ when the recipe downscales screenshots (``max_side``).
+    """
 
     screenshot: bytes
     screenshot_format: str  # "png" or "jpeg"
@@ -35,6 +40,20 @@ class Observation:
     step: int
     windows: tuple[Window, ...] = field(default_factory=tuple)
     a11y: str | None = None
+    screen: tuple[int, int] = (0, 0)
+
+    def __post_init__(self) -> None:
+        if self.screen == (0, 0):
+            object.__setattr__(self, "screen", (self.width, self.height))
+
+    def to_screen(self, x: float, y: float) -> tuple[int, int]:
+        """Map a point in screenshot pixels to screen coordinates.
+
+        >>> Observation(b"x", "png", 640, 400, "", 0, screen=(1280, 800)).to_screen(10, 20)
+        (20, 40)
+        """
+        sx, sy = self.screen[0] / self.width, self.screen[1] / self.height
+        return round(x * sx), round(y * sy)
 
     def window(self, title_contains: str) -> Window | None:
         """The first window whose title or class contains ``title_contains`` (case-insensitive)."""
