@@ -65,22 +65,33 @@ def collect_batch(run_id: str, indices: list[int]) -> list[dict[str, Any]]:
 
 
 @flow(name="collect", log_prints=True)
-def collect(recipe: dict[str, Any] | str, run_id: str | None = None) -> dict[str, Any]:
+def collect(
+    recipe: dict[str, Any] | str, run_id: str | None = None, shard: int | None = None, shards: int = 1
+) -> dict[str, Any]:
     """Collect the episodes a recipe asks for into its store; returns the run's summary.
 
     Args:
         recipe: a recipe as a dict or the path of a YAML file (see ``datasets/``).
         run_id: resume this run (episodes already committed are skipped), or name a new one.
+        shard: with ``shards`` > 1, run only episodes whose index % shards == shard and write a
+            part manifest; ``flows/scaleout.py`` merges the parts into the run's manifest.
+        shards: how many shards the run is split into.
     """
     rec: Recipe = load_recipe(recipe)
     run_id = run_id or new_run_id()
     jobs = plan_jobs(rec, run_id)  # fails on a bad recipe before any replica starts
+    part = None
+    if shard is not None:
+        if not 0 <= shard < shards:
+            raise ValueError(f"shard: expected 0..{shards - 1}, actual {shard}")
+        part = f"s{shard:03d}"
+    mine = [j for j in jobs if shard is None or j.index % shards == shard]
     image = rec.image or images.ensure_image(rec.tier)
     t0 = time.monotonic()
     counts = {"episodes": 0, "success": 0, "errors": 0, "retried": 0, "steps": 0}
-    with DatasetWriter(rec.store, rec.dataset_name, run_id, run_config=run_config(rec, image)) as writer:
+    with DatasetWriter(rec.store, rec.dataset_name, run_id, run_config=run_config(rec, image), part=part) as writer:
         done = writer.committed_episode_ids()
-        todo = [j for j in jobs if j.episode_id not in done]
+        todo = [j for j in mine if j.episode_id not in done]
         progress = create_progress_artifact(0.0, key="collect-progress", description=f"osgym collect {run_id}")
         with ReplicaPool(image, rec.replicas, standby=rec.standby, screen=rec.screen,
                          egress=rec.egress == "open", on_event=_pool_event) as pool:
@@ -100,11 +111,12 @@ def collect(recipe: dict[str, Any] | str, run_id: str | None = None) -> dict[str
                 _ACTIVE.pop(run_id, None)
         manifest = writer.finalize()
     elapsed = time.monotonic() - t0
-    summary = {"run_id": run_id, "dataset": rec.dataset_name, "store": rec.store, "image": image,
+    summary = {"run_id": run_id, "shard": shard, "dataset": rec.dataset_name, "store": rec.store, "image": image,
                "skipped": len(done), **counts, "manifest_episodes": manifest.episodes,
                "elapsed_s": round(elapsed, 1),
                "episodes_per_min": round(60 * counts["episodes"] / elapsed, 2) if elapsed else None}
-    publish_report_artifacts(rec.store, rec.dataset_name)
+    if part is None:  # a shard's data becomes readable only once the parts are merged
+        publish_report_artifacts(rec.store, rec.dataset_name)
     create_markdown_artifact(
         key="collect-summary",
         markdown="\n".join(["| metric | value |", "|---|---|", *[f"| {k} | {v} |" for k, v in summary.items()]]),

@@ -17,8 +17,10 @@ app = typer.Typer(help="osgym: desktop replicas, agent episodes, Parquet dataset
                   pretty_exceptions_enable=False)
 images_app = typer.Typer(help="Build and inspect replica images.", no_args_is_help=True)
 pool_app = typer.Typer(help="Inspect and clean up replica pools.", no_args_is_help=True)
+suites_app = typer.Typer(help="Describe the built-in task suites.", no_args_is_help=True)
 app.add_typer(images_app, name="images")
 app.add_typer(pool_app, name="pool")
+app.add_typer(suites_app, name="suites")
 console = Console()
 err = Console(stderr=True)
 
@@ -62,12 +64,118 @@ def images_tag(tier: str = "desktop") -> None:
 
 
 @pool_app.command("reap")
-def pool_reap(pool: Annotated[str | None, typer.Option(help="only this pool")] = None) -> None:
-    """Remove replicas (and their run directories) left by interrupted runs. Touches only osgym-labelled containers."""
+def pool_reap(
+    pool: Annotated[str | None, typer.Option(help="only this pool (whoever started it)")] = None,
+    host: Annotated[list[str] | None, typer.Option(help="Docker endpoint(s); default: DOCKER_HOST or local")] = None,
+    all_owners: Annotated[bool, typer.Option("--all", help="also pools whose owning process is alive")] = False,
+) -> None:
+    """Remove replicas, networks and run directories left by interrupted runs.
+
+    Touches only osgym-labelled containers; without --pool or --all, only those whose owning process is gone.
+    """
+    import docker
+
     from osgym.pool import reap
 
-    n = reap(_docker(), pool=pool)
-    console.print(f"removed {n} container(s)" + (f" of pool {pool}" if pool else ""))
+    clients = [docker.DockerClient(base_url=h) for h in host] if host else [_docker()]
+    for client in clients:
+        try:
+            n = reap(client, pool=pool, all_owners=all_owners)
+        except docker.errors.DockerException as exc:
+            raise _fail(OsgymError(f"reap on {client.api.base_url}: {exc}")) from exc
+        console.print(f"removed {n} container(s)" + (f" of pool {pool}" if pool else "")
+                      + (f" on {client.api.base_url}" if host else ""))
+
+
+def _host_size(value: str) -> tuple[float, float]:
+    cpus, sep, gib = value.partition(",")
+    try:
+        return float(cpus), float(gib)
+    except ValueError:
+        raise _fail(OsgymError(f"--host-size: expected CPUS,GIB (e.g. 16,64), actual {value!r}")) from None
+
+
+@pool_app.command("plan")
+def pool_plan(
+    replicas: Annotated[int | None, typer.Option(help="size a fleet for this many replicas")] = None,
+    host_size: Annotated[str | None, typer.Option(help="fleet host size as CPUS,GIB, e.g. 16,64")] = None,
+    price: Annotated[float | None, typer.Option(help="fleet host price, USD per hour")] = None,
+    mem_limit: Annotated[int, typer.Option(help="per-replica memory limit, MiB")] = 512,
+    footprint: Annotated[float | None, typer.Option(help="per-replica footprint, MiB (default: measured)")] = None,
+    cpu_per_replica: Annotated[float | None, typer.Option(help="cores per replica stepped every 5 s")] = None,
+) -> None:
+    """How many replicas this host holds; with --replicas, --host-size and --price, size a fleet."""
+    from osgym import capacity
+
+    kw: dict[str, float] = {}
+    if footprint is not None:
+        kw["footprint_mib"] = footprint
+    if cpu_per_replica is not None:
+        kw["cpu_per_replica"] = cpu_per_replica
+    try:
+        p = capacity.plan(capacity.local_resources(), mem_limit_mib=mem_limit, **kw)
+    except ValueError as exc:
+        raise _fail(OsgymError(str(exc))) from exc
+    console.print(f"this host: {p.cpus:g} cores, {p.mem_available_mib:,.0f} MiB available -> "
+                  f"[bold]{p.replicas}[/bold] replicas (memory {p.by_memory}, cpu {p.by_cpu}, limits {p.by_limits}; "
+                  f"{p.binding} binds; {p.footprint_mib:g} MiB and {p.cpu_per_replica:g} cores per replica, "
+                  f"{p.mem_limit_mib:g} MiB limit)", highlight=False)
+    if replicas is None and host_size is None and price is None:
+        return
+    if replicas is None or host_size is None or price is None:
+        raise _fail(OsgymError("fleet sizing needs --replicas, --host-size and --price together"))
+    cpus, gib = _host_size(host_size)
+    try:
+        f = capacity.fleet(replicas, cpus, gib, price, **kw)
+    except ValueError as exc:
+        raise _fail(OsgymError(str(exc))) from exc
+    console.print(f"fleet for {f.replicas} replicas on {cpus:g} vCPU / {gib:g} GiB hosts at ${price:g}/h: "
+                  f"[bold]{f.hosts}[/bold] host(s), {f.replicas_per_host} replicas per host ({f.binding} binds), "
+                  f"${f.usd_per_replica_day:.4f} per replica-day, ${f.usd_per_day:,.2f} per day", highlight=False)
+
+
+@suites_app.command("list")
+def suites_list() -> None:
+    """List the built-in suites with their template counts."""
+    from rich.table import Table
+
+    from osgym import suites
+
+    table = Table("suite", "templates", "infeasible", "description")
+    for name in suites.list_suites():
+        ts = suites.templates(name)
+        table.add_row(name, str(len(ts)), str(sum(t.infeasible for t in ts)), suites.describe(name))
+    console.print(table)
+
+
+@suites_app.command("show")
+def suites_show(
+    name: Annotated[str, typer.Argument(help="suite name, e.g. desktop-basics")],
+    variants: Annotated[int, typer.Option(help="also print this many generated variants")] = 0,
+    seed: Annotated[int, typer.Option(help="seed for the generated variants")] = 0,
+) -> None:
+    """Show a suite's templates (id, domain, apps, oracle length) and, optionally, generated variants."""
+    from rich.table import Table
+
+    from osgym import suites
+
+    try:
+        templates = suites.templates(name)
+        sample = suites.generate(name, variants, seed) if variants else []
+    except OsgymError as exc:
+        raise _fail(exc) from exc
+    table = Table("template", "domain", "apps", "oracle ops", "answer", "description", title=f"{name}: "
+                  f"{suites.describe(name)}")
+    for t in templates:
+        task = t.variant(0)
+        table.add_row(t.id, t.domain, ",".join(task.related_apps), str(len(task.oracle or [])),
+                      "FAIL" if t.infeasible else "DONE", t.description)
+    console.print(table)
+    if sample:
+        out = Table("template", "variant", "instruction", title=f"{len(sample)} variants, seed {seed}")
+        for task in sample:
+            out.add_row(task.id, task.variant, task.instruction)
+        console.print(out)
 
 
 def _load_flow() -> Any:
@@ -155,6 +263,48 @@ def report(
 
         path = write_html_report(analytics.connect(store, dataset), html)
         console.print(f"HTML report: {path}")
+
+
+@app.command()
+def show(
+    episode_id: Annotated[str, typer.Argument(help="the episode to render")],
+    dataset: Annotated[str, typer.Option(help="dataset name under the store")],
+    store: Annotated[str, typer.Option(help="store root: a directory or s3://bucket/prefix")] = "./data",
+    out: Annotated[Path, typer.Option(help="directory for the page and its images")] = Path("./report"),
+    gif: Annotated[bool, typer.Option(help="also write an animated GIF of the trajectory")] = False,
+) -> None:
+    """Write an HTML page of one trajectory: every screenshot with its action drawn on it."""
+    from osgym.report import write_trajectory_page
+    from osgym.store import open_dataset
+
+    try:
+        path = write_trajectory_page(open_dataset(store, dataset), episode_id, out, gif=gif)
+    except (OsgymError, KeyError, ValueError) as exc:
+        raise _fail(exc) from exc
+    console.print(f"trajectory page: {path}")
+
+
+dataset_app = typer.Typer(help="Work with collected datasets.", no_args_is_help=True)
+app.add_typer(dataset_app, name="dataset")
+
+
+@dataset_app.command("export")
+def dataset_export(
+    dataset: Annotated[str, typer.Argument(help="dataset name under the store")],
+    out: Annotated[Path, typer.Option(help="output directory")],
+    store: Annotated[str, typer.Option(help="store root: a directory or s3://bucket/prefix")] = "./data",
+    format: Annotated[str, typer.Option(help="export format; only jsonl (AgentNet-style) for now")] = "jsonl",
+) -> None:
+    """Export a dataset as AgentNet-style JSONL with the screenshots beside it."""
+    from osgym.store import export_jsonl
+
+    if format != "jsonl":
+        raise _fail(OsgymError(f"--format: expected jsonl, actual {format!r}"))
+    try:
+        path = export_jsonl(store, dataset, out)
+    except OsgymError as exc:
+        raise _fail(exc) from exc
+    console.print(f"exported to {path}")
 
 
 def main() -> None:

@@ -45,6 +45,7 @@ class DockerHost:
     capacity: int | None = None
     client: Any = None
     quarantined: str | None = None
+    degraded: str | None = None
     _outcomes: collections.deque[bool] = field(default_factory=lambda: collections.deque(maxlen=FAILURE_WINDOW))
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -82,7 +83,10 @@ class DockerHost:
 
     # ---- health -------------------------------------------------------------
     def record(self, ok: bool) -> str | None:
-        """Record one outcome; return the quarantine reason if this outcome crosses the threshold."""
+        """Record one outcome; return a reason if the failure rate is over the quarantine threshold.
+
+        The caller (the pool) decides whether to quarantine: it never takes its last healthy host away.
+        """
         with self._lock:
             self._outcomes.append(ok)
             if self.quarantined:
@@ -90,8 +94,7 @@ class DockerHost:
             failures = self._outcomes.count(False)
             rate = failures / len(self._outcomes)
             if failures >= QUARANTINE_MIN_FAILURES and rate >= QUARANTINE_RATE:
-                self.quarantined = f"failure rate {rate:.0%} over the last {len(self._outcomes)} outcomes"
-                return self.quarantined
+                return f"failure rate {rate:.0%} over the last {len(self._outcomes)} outcomes"
         return None
 
     def quarantine(self, reason: str) -> bool:

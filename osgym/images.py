@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import os
 import subprocess
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,17 +34,72 @@ def images_dir() -> Path:
     return path
 
 
+WHEEL_REQUIREMENTS = "desktop/requirements-user.txt"
+WHEEL_EPOCH = "315532800"  # SOURCE_DATE_EPOCH for wheels built from sdists, so their bytes (and the hash) repeat
+
+
+def _requirements(root: Path) -> list[str]:
+    path = root / WHEEL_REQUIREMENTS
+    if not path.is_file():
+        return []
+    lines = (line.split("#", 1)[0].strip() for line in path.read_text().splitlines())
+    return [line for line in lines if line]
+
+
+def _wheel_name(requirement: str) -> str:
+    """The normalised distribution name a wheel file starts with: ``PyMsgBox==2`` -> ``pymsgbox``."""
+    name = requirement.split("==", 1)[0].split(">", 1)[0].split("<", 1)[0].strip()
+    return name.lower().replace("-", "_").replace(".", "_")
+
+
+def missing_wheels(root: Path | None = None) -> list[str]:
+    """Requirements of the user's Python packages that have no wheel in ``replica_images/wheels`` yet."""
+    root = root or images_dir()
+    wheels = root / "wheels"
+    have = {p.name.split("-", 1)[0].lower() for p in wheels.glob("*.whl")} if wheels.is_dir() else set()
+    return [r for r in _requirements(root) if _wheel_name(r) not in have]
+
+
+def ensure_wheels(root: Path | None = None, log: Callable[[str], None] = print) -> bool:
+    """Build the wheels the image installs (pyautogui and its pure-Python deps) on the host, if missing.
+
+    pip over https fails inside the build containers (TLS is re-signed), so the
+    Dockerfile installs these wheels with ``pip install --no-index``. Returns True
+    if anything was built.
+
+    Raises:
+        ImageError: if ``pip wheel`` fails.
+    """
+    root = root or images_dir()
+    missing = missing_wheels(root)
+    if not missing:
+        return False
+    log(f"building wheels for the image: {', '.join(missing)}")
+    out = root / "wheels"
+    out.mkdir(exist_ok=True)
+    env = {**os.environ, "SOURCE_DATE_EPOCH": WHEEL_EPOCH}
+    proc = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "-w", str(out), *missing],
+                          capture_output=True, text=True, env=env)
+    if proc.returncode != 0:
+        raise ImageError(f"pip wheel {' '.join(missing)} failed: {proc.stderr.strip()[-2000:]}")
+    still = missing_wheels(root)
+    if still:
+        raise ImageError(f"pip wheel built no wheel for {still} in {out}")
+    return True
+
+
 def _inputs(root: Path) -> list[Path]:
     files = [p for sub in ("desktop", "server") for p in sorted((root / sub).rglob("*")) if p.is_file()]
     wheels = root / "wheels"
     if wheels.is_dir():
-        files += sorted(p for p in wheels.rglob("*") if p.is_file())
+        files += sorted(p for p in wheels.glob("*.whl") if p.is_file())
     return [p for p in files if "__pycache__" not in p.parts]
 
 
 def content_hash(tier: str = "desktop", base: str = BASE_IMAGE, root: Path | None = None) -> str:
     """A short hash of everything that goes into the image: files, tier and base."""
     root = root or images_dir()
+    ensure_wheels(root, log=lambda _m: None)
     h = hashlib.sha256(f"{tier}\0{base}\0".encode())
     for p in _inputs(root):
         h.update(str(p.relative_to(root)).encode() + b"\0")
@@ -100,6 +156,7 @@ def build(
         ImageError: if the base or the desktop build fails; the message carries the build log's tail.
     """
     client = client or docker.from_env()
+    ensure_wheels(log=log)
     tag = image_tag(tier, base)
     base_built = build_base(client, base, log) if base == BASE_IMAGE else False
     if _exists(client, tag):
@@ -110,7 +167,7 @@ def build(
     try:
         for chunk in client.api.build(
             path=str(root), dockerfile="desktop/Dockerfile", tag=tag, rm=True, forcerm=True, decode=True,
-            buildargs={"BASE": base, "TIER": tier}, labels={LABEL: tier},
+            buildargs={"BASE": base, "TIER": tier}, labels={LABEL: tier}, network_mode="host",
         ):
             if "stream" in chunk:
                 line = chunk["stream"].rstrip()

@@ -45,7 +45,6 @@ import docker
 import docker.errors
 import requests.exceptions
 
-from osgym import capacity
 from osgym.errors import (
     CapacityError,
     ConfigError,
@@ -139,6 +138,9 @@ class PoolStats:
     start_failures: int = 0
     start_s: list[float] = field(default_factory=list)
     acquire_s: list[float] = field(default_factory=list)
+    phases: list[dict[str, float]] = field(default_factory=list)
+    """Per started replica, seconds spent in: create, start, socket (until the control socket exists),
+    health (until /health answers), screenshot (first non-empty screenshot)."""
 
 
 _loopback_lock = threading.Lock()
@@ -246,19 +248,28 @@ class ReplicaPool:
         self.on_event = on_event
         threads = size + standby + 4
         if hosts is None:
-            self.hosts = [DockerHost(name=host_name, client=docker_client or docker.from_env(max_pool_size=threads * 2))]
+            client = docker_client or docker.from_env(max_pool_size=threads * 2)
+            self.hosts = [DockerHost(name=host_name, client=client)]
         else:
             self.hosts = as_hosts(hosts)
         if self.transport == "unix" and not all(h.local for h in self.hosts):
             remote = [h.url for h in self.hosts if not h.local]
             raise ConfigError(f"transport 'unix' needs local Docker hosts (unix://), actual {remote}: use "
                               "transport='tcp' with an SSH tunnel, or run a worker with a local pool on each host")
-        for h in self.hosts:
-            h.connect(max_pool_size=threads * 2)
-        self.docker = self.hosts[0].client
-        self.host_name = self.hosts[0].name
         self.owner = owner_id()
         self.events: list[PoolEvent] = []
+        unreachable: dict[str, str] = {}
+        for h in self.hosts:
+            try:
+                h.connect(max_pool_size=threads * 2)
+            except docker.errors.DockerException as exc:
+                if len(self.hosts) == 1:
+                    raise PoolError(f"Docker host {h.url} unreachable: {exc}") from exc
+                unreachable[h.name] = f"docker unreachable: {exc}"
+        if len(unreachable) == len(self.hosts):
+            raise PoolError(f"every Docker host is unreachable: {unreachable}")
+        self.docker = next(h.client for h in self.hosts if h.name not in unreachable)
+        self.host_name = self.hosts[0].name
         self.stats = PoolStats()
         self._ready: queue.Queue[Replica] = queue.Queue()
         self._all: dict[str, Replica] = {}
@@ -274,6 +285,10 @@ class ReplicaPool:
         self._health: threading.Thread | None = None
         self._closed = False
         self._started = False
+        for h in self.hosts:
+            if h.name in unreachable:
+                h.capacity = 0
+                self._quarantine(h, unreachable[h.name])
 
     def __repr__(self) -> str:
         hosts = ",".join(h.name for h in self.hosts)
@@ -295,7 +310,7 @@ class ReplicaPool:
     def plan(self) -> dict[str, int]:
         """Each host's planned capacity (replicas), computed once from its resources and the limits."""
         kw = {"mem_limit_mib": self.limits.mem_mib}
-        return {h.name: h.plan_capacity(**kw) for h in self.hosts}
+        return {h.name: 0 if h.quarantined else h.plan_capacity(**kw) for h in self.hosts}
 
     def start(self, wait: bool = True) -> None:
         """Provision ``size + standby`` replicas in parallel; with ``wait``, block until ``size`` are ready.
@@ -337,12 +352,13 @@ class ReplicaPool:
             replicas = list(self._all.values())
         list(self._remover.map(lambda r: self._remove(r, "pool closed"), replicas))
         self._remover.shutdown(wait=True)
-        for h in self.hosts:
-            if h.quarantined and h.client is not None:
-                with contextlib.suppress(docker.errors.DockerException, requests.exceptions.RequestException):
-                    reap(h.client, pool=self.name, run_dir=self.run_dir.parent)
-            elif h.client is not None:
-                reap(h.client, pool=self.name, run_dir=self.run_dir.parent)  # anything a failed start left
+        for h in self.hosts:  # anything a failed start left; a dead host's leftovers wait for the reaper
+            if h.client is None:
+                continue
+            try:
+                reap(h.client, pool=self.name, run_dir=self.run_dir.parent)
+            except (docker.errors.DockerException, requests.exceptions.RequestException) as exc:
+                self._quarantine(h, f"docker unreachable at close: {exc}")
         shutil.rmtree(self.run_dir, ignore_errors=True)
 
     # ---- leasing ------------------------------------------------------------
@@ -407,7 +423,7 @@ class ReplicaPool:
         host's failure rate goes up.
         """
         with self._lock:
-            if replica.state in (ReplicaState.CLOSED, ReplicaState.FAULTED) and replica.id not in self._all:
+            if replica.state not in (ReplicaState.LEASED, ReplicaState.READY):
                 return  # already given back
             replica.state = ReplicaState.FAULTED if fault else ReplicaState.CLOSED
         host = self._host_of.get(replica.id)
@@ -533,9 +549,12 @@ class ReplicaPool:
                     os.chmod(tok, 0o666)
             cfg = self._container_config(rid, token, rdir, loopback)
             host_config = api.create_host_config(**cfg.pop("host_kw"))
+            t_prep = time.monotonic()
             cid = api.create_container(self.image, name=f"{self.name}-{rid}", detach=True,
                                        host_config=host_config, **cfg)["Id"]
+            t_create = time.monotonic()
             api.start(cid)
+            t_start = time.monotonic()
             container = host.client.containers.prepare_model({"Id": cid})
             if self.compat:
                 endpoint, token_or_none = f"http://{loopback}:{CONTROL_PORT}", None
@@ -552,7 +571,7 @@ class ReplicaPool:
                 self._host_of[rid] = host
                 self.stats.started += 1
             self._event(replica, "created")
-            self._wait_ready(replica, host, t0)
+            t_sock, t_health, t_shot = self._wait_ready(replica, host, t0)
         except Exception as exc:
             self.stats.start_failures += 1
             cause = f"start failed: {type(exc).__name__}: {exc}"
@@ -585,13 +604,16 @@ class ReplicaPool:
                 replica.ready_at = time.time()
                 self.stats.ready += 1
                 self.stats.start_s.append(elapsed)
+                self.stats.phases.append({"prepare": t_prep - t0, "create": t_create - t_prep,
+                                          "start": t_start - t_create, "socket": t_sock - t_start,
+                                          "health": t_health - t_sock, "screenshot": t_shot - t_health})
         if ok:
             self._event(replica, "ready", elapsed_s=elapsed)
             self._checked[rid] = time.monotonic()
             self._ready.put(replica)
         return replica
 
-    def _wait_ready(self, replica: Replica, host: DockerHost, t0: float) -> None:
+    def _wait_ready(self, replica: Replica, host: DockerHost, t0: float) -> tuple[float, float, float]:
         """Poll until /health answers and a screenshot is non-empty; fail fast if the container exits.
 
         The socket's appearance is polled with a cheap stat every 5 ms; the HTTP
@@ -602,14 +624,18 @@ class ReplicaPool:
         sock = replica.api.endpoint[len("unix:"):] if replica.api.endpoint.startswith("unix:") else None
         last: Exception | None = None
         next_state_check = time.monotonic() + 1.0
+        t_sock = t_health = 0.0
         while time.monotonic() < deadline:
             if self._closed:
                 raise PoolError(f"pool {self.name} closed while replica {replica.id} was starting")
             if sock is None or os.path.exists(sock):
+                t_sock = t_sock or time.monotonic()
                 try:
-                    replica.health(timeout=min(2.0, self.timeouts.health))
+                    if not t_health:
+                        replica.health(timeout=min(2.0, self.timeouts.health))
+                        t_health = time.monotonic()
                     if replica.screenshot(max_side=64).data:
-                        return
+                        return t_sock, t_health, time.monotonic()
                 except ReplicaError as exc:
                     last = exc
                 time.sleep(0.01)
@@ -694,9 +720,23 @@ class ReplicaPool:
         return faulted
 
     def _host_outcome(self, host: DockerHost, ok: bool) -> None:
+        """Count a start or lease outcome against its host; quarantine a failing host unless it is the last one.
+
+        The last healthy host is never quarantined for its failure rate (the pool would stop); it is
+        reported once as degraded (a host-level ``faulted`` event) instead. An unreachable daemon is
+        always quarantined (:meth:`_quarantine`).
+        """
         reason = host.record(ok)
-        if reason:
-            self._record(PoolEvent(time.time(), self.name, "", host.name, "quarantined", reason))
+        if not reason:
+            return
+        with self._lock:
+            others = [h for h in self.hosts if h is not host and not h.quarantined]
+        if others:
+            self._quarantine(host, reason)
+        elif not host.degraded:
+            host.degraded = reason
+            self._record(PoolEvent(time.time(), self.name, "", host.name, "faulted",
+                                   f"host degraded: {reason}; not quarantined (last healthy host)"))
 
     def _quarantine(self, host: DockerHost, reason: str) -> None:
         if host.quarantine(reason):
@@ -706,7 +746,8 @@ class ReplicaPool:
         """Per host: url, planned capacity, replicas placed, recent failure rate, quarantine reason."""
         with self._lock:
             return [{"host": h.name, "url": h.url, "capacity": h.capacity, "placed": self._placed[h.name],
-                     "failure_rate": round(h.failure_rate, 3), "quarantined": h.quarantined} for h in self.hosts]
+                     "failure_rate": round(h.failure_rate, 3), "quarantined": h.quarantined,
+                     "degraded": h.degraded} for h in self.hosts]
 
     # ---- events -------------------------------------------------------------
     def _event(self, replica: Replica, event: str, cause: str | None = None, elapsed_s: float | None = None) -> None:

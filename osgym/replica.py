@@ -166,7 +166,9 @@ class Replica:
                 max_side: int | None = None) -> Observation:
         """A screenshot plus the window list, as a policy sees it."""
         shot = self.screenshot(format, quality, max_side)
-        return Observation(shot.data, shot.format, shot.width, shot.height, instruction, step, tuple(self.windows()))
+        screen = self.screen if self.screen != (0, 0) else (shot.width, shot.height)
+        return Observation(shot.data, shot.format, shot.width, shot.height, instruction, step, tuple(self.windows()),
+                           screen=screen)
 
     # ---- acting -----------------------------------------------------------
     def act(self, actions: Sequence[_Action | dict[str, Any]], settle: float = 0.0) -> dict[str, Any]:
@@ -200,6 +202,30 @@ class Replica:
 
     def close_window(self, title: str) -> None:
         self.api.request("POST", "/windows/close", json={"title": title})
+
+    def pointer(self) -> tuple[int, int]:
+        """Where the pointer is now, in screen pixels."""
+        d = self.api.request("GET", "/pointer").json()
+        return int(d["x"]), int(d["y"])
+
+    def accessibility(self, *, timeout: float = 10.0, max_nodes: int = 20_000) -> str:
+        """The AT-SPI accessibility tree as XML (OSWorld's layout: ``desktop-frame`` root, ``st:``/``cp:`` attributes).
+
+        Raises:
+            RequestRejected: 413 if the tree is larger than the replica's bound.
+            ActionFailed: 504 if the applications did not answer within ``timeout``.
+        """
+        params = {"timeout": timeout, "max_nodes": max_nodes}
+        return self.api.request("GET", "/accessibility", params=params, timeout=timeout + 5).text
+
+    def start_recording(self, fps: int = 10) -> None:
+        """Start an mp4 screen recording inside the replica (one at a time)."""
+        self.api.request("POST", "/recording/start", json={"fps": fps})
+
+    def stop_recording(self) -> bytes:
+        """Stop the recording and return the mp4's bytes."""
+        self.api.request("POST", "/recording/stop", timeout=30)
+        return self.api.request("GET", "/recording", timeout=60).content
 
     def read_file(self, path: str) -> bytes:
         return self.api.request("GET", "/files", params={"path": path}).content

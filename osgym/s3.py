@@ -65,7 +65,12 @@ DEFAULT_READ_TIMEOUT_S = 60.0
 DEFAULT_MULTIPART_THRESHOLD = 64 * 2**20
 DEFAULT_MULTIPART_CHUNKSIZE = 16 * 2**20
 
-SHA256_METADATA_KEY = "sha256"  # stored as x-amz-meta-sha256 on every shard
+# Recorded on every shard as x-amz-meta-sha256 and x-amz-meta-rows, so a resume needs one HEAD per file.
+SHA256_METADATA_KEY = "sha256"
+ROWS_METADATA_KEY = "rows"
+# pyarrow's S3 filesystem raises OSError("AWS Error <KIND> ..."); these kinds are worth another try.
+_PYARROW_TRANSIENT = ("NETWORK_CONNECTION", "INTERNAL_FAILURE", "SERVICE_UNAVAILABLE", "SLOW_DOWN", "THROTTLING",
+                      "REQUEST_TIMEOUT", "REQUEST_TIME_TOO_SKEWED")  # fmt: skip
 
 # Error codes that another try may fix, beyond any HTTP 5xx, 408 and 429.
 _TRANSIENT_CODES = frozenset(
@@ -227,6 +232,8 @@ def is_transient(exc: BaseException) -> bool:
             return status >= 500 or status in (408, 429) or code in _TRANSIENT_CODES
         if isinstance(e, ConnectionError | HTTPClientError | builtins.ConnectionError | TimeoutError):
             return True
+        if isinstance(e, OSError) and "AWS Error" in str(e):
+            return any(kind in str(e) for kind in _PYARROW_TRANSIENT)
     return False
 
 
@@ -301,11 +308,14 @@ class S3Backend:
         rel = rel.strip("/")
         return f"{self.prefix}/{rel}" if self.prefix else rel
 
-    def _retrying(self, what: str, fn: Callable[[], T]) -> T:
+    def retrying(self, what: str, fn: Callable[[], T]) -> T:
+        """Call ``fn``, retrying transient faults with backoff; raise StoreError when it gives up."""
         attempts = self.options.retries + 1
         for attempt in range(1, attempts + 1):
             try:
                 return fn()
+            except StoreError:
+                raise
             except Exception as exc:
                 if not is_transient(exc):
                     raise StoreError(f"S3 {what} failed ({_describe(exc)}): {_hint(exc, self.bucket)}.") from exc
@@ -331,7 +341,7 @@ class S3Backend:
 
     def check(self) -> None:
         """Fail early, with a clear message, when the bucket is missing or the credentials are refused."""
-        self._retrying(f"HeadBucket {self.bucket}", lambda: self._client.head_bucket(Bucket=self.bucket))
+        self.retrying(f"HeadBucket {self.bucket}", lambda: self._client.head_bucket(Bucket=self.bucket))
 
     def list(self, rel_dir: str) -> dict[str, int]:
         """Object names (relative to ``rel_dir``) and sizes directly under ``rel_dir``."""
@@ -349,10 +359,10 @@ class S3Backend:
                         out[name] = int(obj["Size"])
             return out
 
-        return self._retrying(f"list s3://{self.bucket}/{prefix}", run)
+        return self.retrying(f"list s3://{self.bucket}/{prefix}", run)
 
-    def upload(self, local_path: Path, rel: str, sha256: str) -> None:
-        """Upload a finished file; it becomes visible at ``rel`` only when the upload completes."""
+    def upload(self, local_path: Path, rel: str, *, sha256: str, rows: int) -> None:
+        """Upload a finished shard; it becomes visible at ``rel`` only when the upload completes."""
         from boto3.s3.transfer import TransferConfig
 
         transfer = TransferConfig(
@@ -361,56 +371,61 @@ class S3Backend:
             max_concurrency=4,
         )
         key = self._key(rel)
-        self._retrying(
+        metadata = {SHA256_METADATA_KEY: sha256, ROWS_METADATA_KEY: str(rows)}
+        self.retrying(
             f"upload of {local_path.name} to s3://{self.bucket}/{key}",
             lambda: self._client.upload_file(
-                str(local_path),
-                self.bucket,
-                key,
-                ExtraArgs={"Metadata": {SHA256_METADATA_KEY: sha256}},
-                Config=transfer,
+                str(local_path), self.bucket, key, ExtraArgs={"Metadata": metadata}, Config=transfer
             ),
         )
 
     def put_bytes(self, rel: str, data: bytes, content_type: str = "application/octet-stream") -> None:
         key = self._key(rel)
-        self._retrying(
+        self.retrying(
             f"PUT s3://{self.bucket}/{key}",
             lambda: self._client.put_object(Bucket=self.bucket, Key=key, Body=data, ContentType=content_type),
         )
 
     def get_bytes(self, rel: str) -> bytes:
         key = self._key(rel)
-        return self._retrying(
+        return self.retrying(
             f"GET s3://{self.bucket}/{key}",
             lambda: self._client.get_object(Bucket=self.bucket, Key=key)["Body"].read(),
         )
 
     def delete(self, rel: str) -> None:
         key = self._key(rel)
-        self._retrying(
+        self.retrying(
             f"DELETE s3://{self.bucket}/{key}",
             lambda: self._client.delete_object(Bucket=self.bucket, Key=key),
         )
 
-    def sha256(self, rel: str) -> str:
-        """The object's sha256: from its upload metadata, else by streaming it."""
+    def shard_info(self, rel: str) -> tuple[int, str]:
+        """A committed shard's row count and sha256: from its upload metadata, else by reading it."""
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
         key = self._key(rel)
-        head = self._retrying(
+        head = self.retrying(
             f"HEAD s3://{self.bucket}/{key}", lambda: self._client.head_object(Bucket=self.bucket, Key=key)
         )
-        recorded = head.get("Metadata", {}).get(SHA256_METADATA_KEY)
-        if recorded:
-            return str(recorded)
+        meta = head.get("Metadata", {})
+        if SHA256_METADATA_KEY in meta and str(meta.get(ROWS_METADATA_KEY, "")).isdigit():
+            return int(meta[ROWS_METADATA_KEY]), str(meta[SHA256_METADATA_KEY])
 
-        def stream() -> str:
+        def read() -> tuple[int, str]:
+            with self.filesystem.open_input_file(f"{self.bucket}/{key}") as f:
+                try:
+                    rows = pq.ParquetFile(f).metadata.num_rows
+                except pa.ArrowInvalid as exc:
+                    raise StoreError(f"s3://{self.bucket}/{key} is not a readable Parquet file: {exc}") from exc
             h = hashlib.sha256()
             body = self._client.get_object(Bucket=self.bucket, Key=key)["Body"]
             for chunk in iter(lambda: body.read(2**20), b""):
                 h.update(chunk)
-            return h.hexdigest()
+            return rows, h.hexdigest()
 
-        return self._retrying(f"GET s3://{self.bucket}/{key}", stream)
+        return self.retrying(f"read of s3://{self.bucket}/{key}", read)
 
 
 def duckdb_s3_route(con: duckdb.DuckDBPyConnection) -> str:

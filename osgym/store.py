@@ -24,7 +24,8 @@ Guarantees:
 * **No episode twice.** ``add()`` skips an episode_id the run already holds.
 * **Bounded memory.** Each episode is written as one row group of ``steps``
   as soon as it is added; only the open shard's small ``episodes`` rows wait
-  in memory (at most ``EPISODE_ROW_GROUP_ROWS``).
+  in memory (at most ``EPISODE_ROW_GROUP_ROWS``), plus the set of the run's
+  episode ids. ``bench/bench_store_memory.py`` measures it.
 
 One writer per run at a time: two writers on the same run_id would race.
 The writer is not thread-safe; feed it from one thread.
@@ -77,6 +78,7 @@ __all__ = [
     "StoreURI",
     "duckdb_s3_route",
     "export_jsonl",
+    "merge_parts",
     "open_dataset",
     "parse_uri",
     "write_dataset_card",
@@ -93,8 +95,10 @@ PARTITION_KEY = "run"
 PARTITION_SCHEMA = pa.schema([(PARTITION_KEY, pa.string())])
 
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
-_SHARD_RE = re.compile(r"^part-(\d{5,})\.parquet$")
-_STAGED_RE = re.compile(r"^\.part-(\d{5,})\.parquet\.incomplete$")
+_SHARD_RE = re.compile(r"^part-(?:(?P<part>[a-z0-9]{1,16})-)?(?P<n>\d{5,})\.parquet$")
+_STAGED_RE = re.compile(r"^\.part-(?:(?P<part>[a-z0-9]{1,16})-)?(?P<n>\d{5,})\.parquet\.incomplete$")
+_PART_RE = re.compile(r"^[a-z0-9]{1,16}$")
+PARTS_DIR = f"{MANIFEST_DIR}/_parts"
 # Large, unique values: dictionary encoding and min/max statistics only cost space there.
 _PLAIN_COLUMNS = frozenset({"screenshot.bytes", "screenshot.path", "screenshot_sha256", "a11y", "thought", "action"})
 
@@ -199,7 +203,7 @@ class _Backend(Protocol):
     def put_bytes(self, rel: str, data: bytes, content_type: str = ...) -> None: ...
     def get_bytes(self, rel: str) -> bytes: ...
     def delete(self, rel: str) -> None: ...
-    def sha256(self, rel: str) -> str: ...
+    def shard_info(self, rel: str) -> tuple[int, str]: ...
     def uri(self, rel: str) -> str: ...
 
 
@@ -256,7 +260,7 @@ class _LocalBackend:
         final.parent.mkdir(parents=True, exist_ok=True)
         return final.with_name(f".{final.name}.incomplete")
 
-    def commit_file(self, staged: Path, rel: str, sha256: str) -> None:
+    def commit_file(self, staged: Path, rel: str) -> None:
         final = self._path(rel)
         try:
             fd = os.open(staged, os.O_RDONLY)
@@ -275,7 +279,7 @@ class _LocalBackend:
             staged.write_bytes(data)
         except OSError as exc:
             raise StoreError(f"cannot write {staged}: {exc}") from exc
-        self.commit_file(staged, rel, "")
+        self.commit_file(staged, rel)
 
     def get_bytes(self, rel: str) -> bytes:
         try:
@@ -286,8 +290,14 @@ class _LocalBackend:
     def delete(self, rel: str) -> None:
         self._path(rel).unlink(missing_ok=True)
 
-    def sha256(self, rel: str) -> str:
-        return _sha256_file(self._path(rel))
+    def shard_info(self, rel: str) -> tuple[int, str]:
+        """A committed shard's row count (from its footer) and sha256."""
+        path = self._path(rel)
+        try:
+            rows = pq.read_metadata(path).num_rows
+            return rows, _sha256_file(path)
+        except (OSError, pa.ArrowException) as exc:
+            raise StoreError(f"cannot read the existing shard {path}: {exc}.") from exc
 
 
 def _open_backend(uri: str | os.PathLike[str], dataset: str, s3: S3Options | None) -> _Backend:
@@ -350,26 +360,31 @@ class _OpenShard:
     """A shard pair being written to staged files."""
 
     number: int
+    name: str
     staged: dict[str, Path]
     sinks: dict[str, pa.NativeFile]
     writers: dict[str, pq.ParquetWriter]
     episode_batches: list[pa.RecordBatch] = field(default_factory=list)
+    pending_bytes: int = 0
     episode_ids: list[str] = field(default_factory=list)
     rows: dict[str, int] = field(default_factory=lambda: {"episodes": 0, "steps": 0})
 
-    @property
-    def name(self) -> str:
-        return f"part-{self.number:05d}.parquet"
-
     def size(self) -> int:
-        pending = sum(b.nbytes for b in self.episode_batches)
-        return sum(s.tell() for s in self.sinks.values()) + pending
+        """Bytes in the staged files so far, plus the episode rows still waiting in memory."""
+        return sum(s.tell() for s in self.sinks.values()) + self.pending_bytes
+
+    def add_episode_row(self, batch: pa.RecordBatch) -> None:
+        self.episode_batches.append(batch)
+        self.pending_bytes += batch.get_total_buffer_size()
+        if len(self.episode_batches) >= EPISODE_ROW_GROUP_ROWS:
+            self.flush_episodes()
 
     def flush_episodes(self) -> None:
         if self.episode_batches:
             table = pa.Table.from_batches(self.episode_batches, schema=EPISODES)
             self.writers["episodes"].write_table(table, row_group_size=table.num_rows)
             self.episode_batches.clear()
+            self.pending_bytes = 0
 
     def close(self) -> None:
         for table in ("steps", "episodes"):
@@ -410,6 +425,10 @@ class DatasetWriter:
         shard_max_bytes: a shard pair is committed once its files reach this size.
         compression: Parquet codec.
         s3: endpoint, credentials and retry settings for ``s3://`` URIs.
+        part: for one of several writers of the same run (a scale-out shard): its shards are
+            named ``part-<part>-<n>.parquet``, resume looks only at them, and :meth:`finalize`
+            writes a part manifest under ``_manifests/_parts/<run_id>/`` instead of the run's
+            manifest; :func:`merge_parts` then commits the run.
 
     Raises:
         ValueError: for a malformed dataset name, run_id or URI.
@@ -426,8 +445,12 @@ class DatasetWriter:
         shard_max_bytes: int = DEFAULT_SHARD_MAX_BYTES,
         compression: str = DEFAULT_COMPRESSION,
         s3: S3Options | None = None,
+        part: str | None = None,
     ) -> None:
         _check_name("run_id", run_id)
+        if part is not None and not _PART_RE.match(part):
+            raise ValueError(f"part: expected 1-16 lowercase letters or digits, actual {part!r}")
+        self.part = part
         if shard_max_bytes <= 0:
             raise ValueError(f"shard_max_bytes: expected > 0, actual {shard_max_bytes}")
         self.uri = str(uri)
@@ -475,6 +498,9 @@ class DatasetWriter:
     def state(self) -> str:
         return self._state.value
 
+    def _shard_name(self, number: int) -> str:
+        return f"part-{number:05d}.parquet" if self.part is None else f"part-{self.part}-{number:05d}.parquet"
+
     def committed_episode_ids(self) -> set[str]:
         """Episode ids of this run already in complete shards: the ones a resumed run skips."""
         return set(self._committed_ids)
@@ -487,15 +513,18 @@ class DatasetWriter:
         for table, names in listed.items():
             numbers[table] = set()
             for name in names:
-                if m := _SHARD_RE.match(name):
-                    numbers[table].add(int(m.group(1)))
-                elif _STAGED_RE.match(name):  # a shard a crashed writer never finished
+                m = _SHARD_RE.match(name) or _STAGED_RE.match(name)
+                if m is None or m.group("part") != self.part:  # another writer's shards are not ours to touch
+                    continue
+                if not name.startswith("."):
+                    numbers[table].add(int(m.group("n")))
+                else:  # a shard a crashed writer never finished
                     log.info("removing unfinished shard %s", name)
                     self._backend.delete(f"{_run_dir(table, self.run_id)}/{name}")
         complete = sorted(numbers["episodes"] & numbers["steps"])
         for table in TABLES:
             for n in sorted(numbers[table] - set(complete)):
-                rel = f"{_run_dir(table, self.run_id)}/part-{n:05d}.parquet"
+                rel = f"{_run_dir(table, self.run_id)}/{self._shard_name(n)}"
                 log.warning("removing %s: its pair in the other table is missing (an interrupted commit)", rel)
                 self._backend.delete(rel)
         everything = numbers["episodes"] | numbers["steps"]
@@ -506,7 +535,7 @@ class DatasetWriter:
             if dup:
                 raise StoreError(
                     f"run {self.run_id}: episode {sorted(dup)[0]} is in more than one shard (was the run "
-                    f"written by two writers at once?); delete part-{n:05d}.parquet from both tables, re-run"
+                    f"written by two writers at once?); delete {self._shard_name(n)} from both tables, re-run"
                 )
             self._committed_ids.update(ids)
         self._seen = set(self._committed_ids)
@@ -519,24 +548,23 @@ class DatasetWriter:
             )
 
     def _adopt_shard(self, number: int, listed: dict[str, dict[str, int]]) -> list[str]:
-        name = f"part-{number:05d}.parquet"
-        ids: list[str] = []
-        for table in ("episodes", "steps"):
-            rel = f"{_run_dir(table, self.run_id)}/{name}"
-            full = f"{self._backend.root}/{rel}"
-            try:
-                with self._backend.filesystem.open_input_file(full) as f:
-                    pf = pq.ParquetFile(f)
-                    rows = pf.metadata.num_rows
-                    if table == "episodes":
-                        ids = pf.read(columns=["episode_id"]).column("episode_id").to_pylist()
-            except (OSError, pa.ArrowException) as exc:
-                raise StoreError(
-                    f"cannot read the existing shard {self._backend.uri(rel)}: {exc}. If it is damaged, "
-                    f"delete {name} from both episodes/ and steps/ of run={self.run_id} and re-run"
-                ) from exc
-            entry = ShardEntry(path=rel, rows=rows, bytes=listed[table][name], sha256=self._backend.sha256(rel))
-            self._committed[table].append(entry)
+        name = self._shard_name(number)
+        damaged = f"If it is damaged, delete {name} from both episodes/ and steps/ of run={self.run_id} and re-run"
+        rel = f"{_run_dir('episodes', self.run_id)}/{name}"
+        data = self._backend.get_bytes(rel)  # an episodes shard is small: one row per episode
+        try:
+            pf = pq.ParquetFile(pa.BufferReader(data))
+            ids = pf.read(columns=["episode_id"]).column("episode_id").to_pylist()
+        except (OSError, pa.ArrowException) as exc:
+            raise StoreError(f"cannot read the existing shard {self._backend.uri(rel)}: {exc}. {damaged}") from exc
+        sha = hashlib.sha256(data).hexdigest()
+        self._committed["episodes"].append(ShardEntry(path=rel, rows=len(ids), bytes=len(data), sha256=sha))
+        rel = f"{_run_dir('steps', self.run_id)}/{name}"
+        try:
+            rows, sha = self._backend.shard_info(rel)
+        except StoreError as exc:
+            raise StoreError(f"{exc} {damaged}") from exc
+        self._committed["steps"].append(ShardEntry(path=rel, rows=rows, bytes=listed["steps"][name], sha256=sha))
         return ids
 
     # -- writing -------------------------------------------------------------
@@ -558,7 +586,7 @@ class DatasetWriter:
     def _open_shard(self) -> _OpenShard:
         number = self._next_shard
         self._next_shard += 1
-        name = f"part-{number:05d}.parquet"
+        name = self._shard_name(number)
         staged: dict[str, Path] = {}
         sinks: dict[str, pa.NativeFile] = {}
         writers: dict[str, pq.ParquetWriter] = {}
@@ -573,7 +601,7 @@ class DatasetWriter:
             for path in staged.values():
                 path.unlink(missing_ok=True)
             raise StoreError(f"cannot open shard {name} for writing: {exc}; check free disk space") from exc
-        return _OpenShard(number, staged, sinks, writers)
+        return _OpenShard(number, name, staged, sinks, writers)
 
     def add(self, result: EpisodeResult) -> None:
         """Append one finished episode: one ``episodes`` row and one ``steps`` row group.
@@ -601,9 +629,7 @@ class DatasetWriter:
             shard = self._shard = self._shard or self._open_shard()
             if steps.num_rows:
                 shard.writers["steps"].write_table(steps, row_group_size=steps.num_rows)
-            shard.episode_batches.append(episode)
-            if len(shard.episode_batches) >= EPISODE_ROW_GROUP_ROWS:
-                shard.flush_episodes()
+            shard.add_episode_row(episode)
         except (OSError, pa.ArrowException) as exc:
             self._state = _State.FAILED
             raise StoreError(f"cannot write episode {result.episode_id}: {exc}; check free disk space") from exc
@@ -632,7 +658,7 @@ class DatasetWriter:
                 rel = f"{_run_dir(table, self.run_id)}/{shard.name}"
                 size = staged.stat().st_size
                 sha = _sha256_file(staged)
-                self._commit_file(staged, rel, sha)
+                self._commit_file(staged, rel, sha, shard.rows[table])
                 self._committed[table].append(ShardEntry(path=rel, rows=shard.rows[table], bytes=size, sha256=sha))
                 self.bytes[table] += size
         except (OSError, pa.ArrowException, StoreError) as exc:
@@ -650,13 +676,13 @@ class DatasetWriter:
             shard.rows["steps"],
         )
 
-    def _commit_file(self, staged: Path, rel: str, sha: str) -> None:
+    def _commit_file(self, staged: Path, rel: str, sha: str, rows: int) -> None:
         if isinstance(self._backend, _LocalBackend):
-            self._backend.commit_file(staged, rel, sha)
+            self._backend.commit_file(staged, rel)
             return
         assert isinstance(self._backend, S3Backend)
         try:
-            self._backend.upload(staged, rel, sha)
+            self._backend.upload(staged, rel, sha256=sha, rows=rows)
         finally:
             staged.unlink(missing_ok=True)
 
@@ -682,7 +708,7 @@ class DatasetWriter:
         self._require_open("finalize")
         try:
             self._commit_shard()
-            tables = {t: sorted(entries, key=lambda e: e.path) for t, entries in self._committed.items()}
+            tables = {t: sorted(entries, key=lambda e: (len(e.path), e.path)) for t, entries in self._committed.items()}
             manifest = Manifest(
                 run_id=self.run_id,
                 dataset=self.dataset,
@@ -693,9 +719,9 @@ class DatasetWriter:
                 episodes=sum(e.rows for e in tables["episodes"]),
                 steps=sum(e.rows for e in tables["steps"]),
             )
-            self._backend.put_bytes(
-                f"{MANIFEST_DIR}/{self.run_id}.json", manifest.to_json().encode(), "application/json"
-            )
+            target = (f"{MANIFEST_DIR}/{self.run_id}.json" if self.part is None
+                      else f"{PARTS_DIR}/{self.run_id}/{self.part}.json")
+            self._backend.put_bytes(target, manifest.to_json().encode(), "application/json")
         except StoreError:
             self._state = _State.FAILED
             self._cleanup()
@@ -703,6 +729,8 @@ class DatasetWriter:
         self._manifest = manifest
         self._state = _State.FINALIZED
         self._cleanup()
+        if self.part is not None:  # the run is committed by merge_parts, which also writes the card
+            return manifest
         try:
             _write_card(self._backend, self.dataset)
         except StoreError as exc:  # the run is committed; the card is derived and can be rewritten
@@ -920,7 +948,11 @@ def _card_text(dataset: str, view: DatasetView) -> str:
 
 def _write_card(backend: _Backend, dataset: str) -> None:
     view = _view(backend)
-    backend.put_bytes(CARD_NAME, _card_text(dataset, view).encode(), "text/markdown; charset=utf-8")
+    try:
+        text = _card_text(dataset, view)
+    except (OSError, pa.ArrowException) as exc:
+        raise StoreError(f"cannot read the episodes of {backend.uri('')} for the dataset card: {exc}") from exc
+    backend.put_bytes(CARD_NAME, text.encode(), "text/markdown; charset=utf-8")
 
 
 def write_dataset_card(uri: str | os.PathLike[str], dataset: str, s3: S3Options | None = None) -> None:
@@ -1066,8 +1098,71 @@ def export_jsonl(
                 if episode_id not in done:
                     f.write(line(meta, []) + "\n")
         os.replace(staged, target)
-    except OSError as exc:
-        raise StoreError(f"cannot export to {out}: {exc}; check the directory and free disk space") from exc
+    except (OSError, pa.ArrowException) as exc:
+        raise StoreError(
+            f"export of {dataset} to {out} failed: {exc}; check the store, the directory and free space"
+        ) from exc
     finally:
         staged.unlink(missing_ok=True)
     return target
+
+
+def merge_parts(
+    uri: str | os.PathLike[str],
+    dataset: str,
+    run_id: str,
+    *,
+    expected_parts: int | None = None,
+    s3: S3Options | None = None,
+) -> Manifest:
+    """Commit a run written by several part writers: one manifest listing every part's shards.
+
+    Idempotent: merging an already merged run rewrites the same manifest.
+
+    Raises:
+        StoreError: if a part manifest is missing or damaged, parts disagree, or an episode
+            appears in more than one part; nothing is committed then.
+    """
+    _check_name("run_id", run_id)
+    backend = _open_backend(uri, dataset, s3)
+    names = sorted(n for n in backend.list(f"{PARTS_DIR}/{run_id}") if n.endswith(".json"))
+    if expected_parts is not None and len(names) != expected_parts:
+        raise StoreError(f"run {run_id}: expected {expected_parts} part manifests, found {len(names)} ({names}); "
+                         f"re-run the missing shards with the same run_id")
+    if not names:
+        raise StoreError(f"run {run_id} has no part manifests under {backend.uri(PARTS_DIR)}")
+    parts = []
+    for name in names:
+        rel = f"{PARTS_DIR}/{run_id}/{name}"
+        try:
+            parts.append(Manifest.model_validate_json(backend.get_bytes(rel)))
+        except ValueError as exc:
+            raise StoreError(f"part manifest {backend.uri(rel)} is not valid: {exc}; re-run that shard") from exc
+    tables: dict[str, list[ShardEntry]] = {t: [] for t in TABLES}
+    for m in parts:
+        for t in TABLES:
+            tables[t].extend(m.tables.get(t, []))
+    seen: set[str] = set()
+    for entry in tables["episodes"]:
+        ids = pq.ParquetFile(pa.BufferReader(backend.get_bytes(entry.path))).read(columns=["episode_id"])
+        for eid in ids.column("episode_id").to_pylist():
+            if eid in seen:
+                raise StoreError(f"run {run_id}: episode {eid} is in more than one part; each episode belongs "
+                                 f"to exactly one shard of the run")
+            seen.add(eid)
+    manifest = Manifest(
+        run_id=run_id,
+        dataset=dataset,
+        created_at=datetime.now(UTC).isoformat(),
+        schema_version=SCHEMA_VERSION,
+        config={**parts[0].config, "parts": [n[:-5] for n in names]},
+        tables={t: sorted(e, key=lambda x: (len(x.path), x.path)) for t, e in tables.items()},
+        episodes=sum(e.rows for e in tables["episodes"]),
+        steps=sum(e.rows for e in tables["steps"]),
+    )
+    backend.put_bytes(f"{MANIFEST_DIR}/{run_id}.json", manifest.to_json().encode(), "application/json")
+    try:
+        _write_card(backend, dataset)
+    except StoreError as exc:
+        log.error("run %s is committed but the dataset card was not written: %s", run_id, exc)
+    return manifest

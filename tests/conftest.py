@@ -45,8 +45,9 @@ def image(docker_client: docker.DockerClient) -> str:
 def no_leaked_replicas() -> Iterator[None]:
     yield
     client = docker.from_env()
-    mine = {c.labels[POOL_LABEL] for c in client.containers.list(all=True, filters={"label": POOL_LABEL})
-            if c.labels.get(POOL_LABEL, "").startswith(SESSION)}
+    # list without inspecting each container: another process may remove one between list and inspect
+    listed = client.api.containers(all=True, filters={"label": POOL_LABEL})
+    mine = {c["Labels"][POOL_LABEL] for c in listed if c["Labels"].get(POOL_LABEL, "").startswith(SESSION)}
     for name in mine:
         reap(client, pool=name)
     assert not mine, f"pools that leaked replicas in this test session: {sorted(mine)}"

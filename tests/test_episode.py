@@ -1,4 +1,8 @@
-"""run_episode on real replicas: the oracle solves every task and doing nothing scores 0."""
+"""run_episode on real replicas: the oracle solves tasks (also with noise) and doing nothing scores 0.
+
+Every desktop-basics template is covered by tests/suites/test_desktop_basics_episodes.py;
+this module keeps a few representative tasks.
+"""
 
 from __future__ import annotations
 
@@ -8,9 +12,14 @@ from osgym.episode import EpisodeLimits, run_episode
 from osgym.policies.noop import NoopPolicy
 from osgym.policies.scripted import ScriptedPolicy
 from osgym.pool import ReplicaPool
-from osgym.suites import load_suite
+from osgym.specs.task import OracleStep
+from osgym.suites import load_suite, templates
 
-TASKS = load_suite("desktop-basics")
+TASKS = [t for t in load_suite("desktop-basics")
+         if t.id in ("terminal-create-file", "editor-save-text", "terminal-rename-file")]
+NOISY = [t.variant(s) for t, s in zip(templates("desktop-basics", ["terminal-create-file", "editor-write-list",
+                                                                   "settings-edit-config", "files-copy"]),
+                                      (11, 12, 13, 14), strict=True)]
 
 
 @pytest.fixture(scope="module")
@@ -25,7 +34,7 @@ def shared_pool(image, docker_client):  # type: ignore[no-untyped-def]
 @pytest.mark.parametrize("task", TASKS, ids=[t.id for t in TASKS])
 def test_scripted_oracle_solves_the_task_through_the_gui(shared_pool: ReplicaPool, task) -> None:  # type: ignore[no-untyped-def]
     with shared_pool.lease() as r:
-        traj = run_episode(r, task, ScriptedPolicy(), limits=EpisodeLimits(settle_s=1.0))
+        traj = run_episode(r, task, ScriptedPolicy(), limits=EpisodeLimits(settle_s=0.5))
     assert traj.termination == "done", traj.error_message
     assert traj.score == 1.0 and traj.success
     kinds = {s.action_type for s in traj.steps}
@@ -37,13 +46,52 @@ def test_scripted_oracle_solves_the_task_through_the_gui(shared_pool: ReplicaPoo
 @pytest.mark.parametrize("task", TASKS, ids=[t.id for t in TASKS])
 def test_doing_nothing_scores_zero(shared_pool: ReplicaPool, task) -> None:  # type: ignore[no-untyped-def]
     with shared_pool.lease() as r:
-        traj = run_episode(r, task, NoopPolicy())
+        traj = run_episode(r, task, NoopPolicy(), limits=EpisodeLimits(settle_s=0.5))
     assert traj.termination == "done" and traj.error_class is None
     assert traj.score == 0.0 and not traj.success
 
 
 def test_step_budget_ends_the_episode(shared_pool: ReplicaPool) -> None:
-    task = TASKS[1]  # the editor task needs more than two steps
+    task = next(t for t in TASKS if t.id == "editor-save-text")  # it needs more than two steps
     with shared_pool.lease() as r:
         traj = run_episode(r, task, ScriptedPolicy(), limits=EpisodeLimits(max_steps=2))
     assert traj.termination == "max_steps" and len(traj.steps) == 2 and traj.score == 0.0
+
+
+@pytest.mark.parametrize("task", NOISY, ids=[t.id for t in NOISY])
+def test_noisy_oracle_makes_mistakes_recovers_and_still_solves(shared_pool: ReplicaPool, task) -> None:  # type: ignore[no-untyped-def]
+    with shared_pool.lease() as r:
+        traj = run_episode(r, task, ScriptedPolicy(noise=1.0), seed=3,
+                           limits=EpisodeLimits(max_steps=60, settle_s=0.5))
+    assert traj.termination == "done", traj.error_message
+    assert traj.score == 1.0
+    actions = [s.action for s in traj.steps]
+    assert any(a.get("action_type") == "MOVE_TO" for a in actions)  # stray pointer moves
+    assert any(a.get("action_type") == "PRESS" and a.get("key") == "backspace" for a in actions)  # typo fixed
+    assert any("noise" in (s.thought or "") for s in traj.steps)
+
+
+def _with_oracle(task, *ops: dict):  # type: ignore[no-untyped-def]
+    return task.model_copy(update={"oracle": [OracleStep(**o) for o in ops]})
+
+
+def test_wall_clock_deadline_ends_the_episode_as_timeout(shared_pool: ReplicaPool) -> None:
+    task = _with_oracle(TASKS[0], {"op": "wait", "args": {"seconds": 3}}, {"op": "done"})
+    with shared_pool.lease() as r:
+        traj = run_episode(r, task, ScriptedPolicy(), limits=EpisodeLimits(deadline_s=2.0, settle_s=0.5))
+    assert traj.termination == "timeout" and traj.error_class == "timeout" and traj.score == 0.0
+
+
+def test_fail_on_a_feasible_task_scores_zero(shared_pool: ReplicaPool) -> None:
+    task = _with_oracle(TASKS[0], {"op": "fail"})
+    with shared_pool.lease() as r:
+        traj = run_episode(r, task, ScriptedPolicy(), limits=EpisodeLimits(settle_s=0.5))
+    assert traj.termination == "fail" and traj.error_class is None and traj.score == 0.0
+
+
+def test_an_oracle_that_cannot_act_is_a_policy_error(shared_pool: ReplicaPool) -> None:
+    task = _with_oracle(TASKS[0], {"op": "wait_window", "args": {"title": "no such window", "timeout": 0.5}})
+    with shared_pool.lease() as r:
+        traj = run_episode(r, task, ScriptedPolicy(), limits=EpisodeLimits(settle_s=0.5))
+    assert traj.termination == "error" and traj.error_class == "policy_error"
+    assert "no such window" in (traj.error_message or "")

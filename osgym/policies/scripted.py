@@ -1,19 +1,36 @@
-"""The scripted policy: replays a task's oracle through GUI actions.
+"""The scripted policy: replays a task's oracle through GUI actions, optionally with noise.
 
 An oracle is a list of ops (``TaskSpec.oracle``). Ops that need the screen's
 state are resolved against the observation at the moment they run:
 
-- ``click_window {title, dx=0, dy=0, button="left"}``: click a window's centre (plus offset)
+- ``click_window {title, anchor="center", dx=0, dy=0, button="left"}``: click a window at an anchor
+  (``center``, ``top_left`` or ``top_right`` of its client area) plus an offset; the title bar
+  buttons sit above the client area, e.g. ``anchor="top_right", dx=-10, dy=-11`` is openbox's close
 - ``wait_window {title, timeout=10}``: wait until a window whose title or class contains ``title`` exists
+- ``wait_gone {title, timeout=10}``: wait until no window's title contains ``title``
 - ``type {text}``, ``press {key}``, ``hotkey {keys}``, ``click {x, y}``, ``wait {seconds}``
 - ``done``, ``fail``
+
+Any op may carry ``noise: false`` to keep noise away from it (e.g. type-ahead in a file manager).
+
+Noise (``ScriptedPolicy(noise=0.2)``) makes the data hold corrections as well as
+perfect runs. Before an eligible op, with probability ``noise``, the policy
+inserts a wrong action and then recovers from it:
+
+- before ``type``: a typo (a prefix of the text plus a wrong character), then ``backspace``,
+  then the rest of the text;
+- before ``click_window``, ``press`` and ``hotkey``: a stray pointer move to a random point
+  (harmless: the next op puts things right).
+
+The noise is deterministic for a task variant and episode seed.
 """
 
 from __future__ import annotations
 
+import random
 from typing import Any
 
-from osgym.actions import Click, Done, Fail, Hotkey, Press, Typing, Wait, _Action
+from osgym.actions import Action, Click, Done, Fail, Hotkey, MoveTo, Press, Typing, Wait
 from osgym.errors import PolicyError
 from osgym.observation import Observation
 from osgym.policies.base import Decision
@@ -21,21 +38,36 @@ from osgym.specs.task import OracleStep, TaskSpec
 from osgym.trajectory import Step
 
 POLL_S = 0.2
+OPS = ("click_window", "wait_window", "wait_gone", "type", "press", "hotkey", "click", "wait", "done", "fail")
+TYPO_CHARS = "qxzjkvw"
 
 
 class ScriptedPolicy:
-    """Runs ``task.oracle`` one GUI action per step."""
+    """Runs ``task.oracle`` one GUI action per step.
+
+    Args:
+        noise: probability, per eligible oracle op, of inserting a wrong action and recovering.
+
+    Raises:
+        PolicyError: (from ``act``) if an op cannot be resolved, e.g. its window never appears.
+    """
 
     name = "scripted"
 
-    def __init__(self) -> None:
+    def __init__(self, noise: float = 0.0) -> None:
+        if not 0.0 <= noise <= 1.0:
+            raise PolicyError(f"noise: expected a probability in [0, 1], actual {noise!r}")
+        self.noise = float(noise)
         self._ops: list[OracleStep] = []
         self._i = 0
         self._waited = 0.0
         self._task_id = ""
+        self._rng = random.Random(0)
+        self._pending: list[tuple[Action, str]] = []
+        self._noised = -1
 
     def config(self) -> dict[str, Any]:
-        return {}
+        return {"noise": self.noise}
 
     def reset(self, task: TaskSpec, *, seed: int) -> None:
         if not task.oracle:
@@ -44,10 +76,19 @@ class ScriptedPolicy:
         self._i = 0
         self._waited = 0.0
         self._task_id = task.id
+        self._rng = random.Random(f"{task.id}/{task.variant}/{seed}")
+        self._pending = []
+        self._noised = -1
 
     def act(self, observation: Observation, history: list[Step]) -> Decision:
+        if self._pending:
+            queued, thought = self._pending.pop(0)
+            return Decision([queued], thought=thought)
         while self._i < len(self._ops):
             op = self._ops[self._i]
+            noisy = self._maybe_noise(op, observation)
+            if noisy is not None:
+                return noisy
             action = self._resolve(op, observation)
             if action is None:  # a wait that is already satisfied
                 self._i += 1
@@ -58,7 +99,31 @@ class ScriptedPolicy:
             return Decision([action], thought=f"oracle {self._i}/{len(self._ops)}: {op.op}")
         return Decision([Done()], thought="oracle finished")
 
-    def _resolve(self, op: OracleStep, obs: Observation) -> _Action | None:
+    def _maybe_noise(self, op: OracleStep, obs: Observation) -> Decision | None:
+        """A wrong action (plus queued recovery) before ``op``, at most once per op."""
+        if self.noise <= 0 or self._noised == self._i or op.args.get("noise", True) is False:
+            return None
+        if op.op not in ("type", "click_window", "press", "hotkey"):
+            return None
+        self._noised = self._i
+        if self._rng.random() >= self.noise:
+            return None
+        where = f"noise before oracle {self._i + 1}/{len(self._ops)}"
+        if op.op == "type":
+            text = str(op.args.get("text", ""))
+            line_end = text.find("\n")
+            k = self._rng.randint(0, len(text) if line_end < 0 else line_end)
+            wrong = self._rng.choice([c for c in TYPO_CHARS if not text[k:k + 1] == c])
+            self._i += 1  # the recovery below replaces the op
+            self._pending = [(Press(key="backspace"), f"{where}: correct the typo")]
+            if text[k:]:
+                self._pending.append((Typing(text=text[k:]), f"{where}: type the rest"))
+            return Decision([Typing(text=text[:k] + wrong)], thought=f"{where}: typo")
+        w, h = max(obs.width, 2), max(obs.height, 2)
+        return Decision([MoveTo(x=self._rng.randrange(w), y=self._rng.randrange(h))],
+                        thought=f"{where}: stray pointer move")
+
+    def _resolve(self, op: OracleStep, obs: Observation) -> Action | None:
         a = op.args
         try:
             if op.op == "click_window":
@@ -66,14 +131,26 @@ class ScriptedPolicy:
                 if w is None:
                     raise PolicyError(f"oracle for {self._task_id}: no window {a['title']!r} to click; have "
                                       f"{[x.title for x in obs.windows]}")
-                cx, cy = w.center
-                return Click(x=cx + int(a.get("dx", 0)), y=cy + int(a.get("dy", 0)), button=a.get("button", "left"))
-            if op.op == "wait_window":
-                if obs.window(a["title"]) is not None:
+                anchor = a.get("anchor", "center")
+                if anchor == "center":
+                    x, y = w.center
+                elif anchor == "top_left":
+                    x, y = w.x, w.y
+                elif anchor == "top_right":
+                    x, y = w.x + w.width, w.y
+                else:
+                    raise PolicyError(f"click_window anchor: expected center, top_left or top_right, actual {anchor!r}")
+                return Click(x=max(0, x + int(a.get("dx", 0))), y=max(0, y + int(a.get("dy", 0))),
+                             button=a.get("button", "left"))
+            if op.op in ("wait_window", "wait_gone"):
+                present = obs.window(a["title"]) is not None if op.op == "wait_window" else \
+                    not any(a["title"].lower() in x.title.lower() for x in obs.windows)
+                if present:
                     return None
                 self._waited += POLL_S
                 if self._waited > float(a.get("timeout", 10)):
-                    raise PolicyError(f"oracle for {self._task_id}: window {a['title']!r} never appeared")
+                    what = "never appeared" if op.op == "wait_window" else "never went away"
+                    raise PolicyError(f"oracle for {self._task_id}: window {a['title']!r} {what}")
                 return Wait(seconds=POLL_S)
             if op.op == "type":
                 return Typing(text=a["text"])
@@ -91,5 +168,4 @@ class ScriptedPolicy:
                 return Fail()
         except KeyError as exc:
             raise PolicyError(f"oracle op {op.op} of {self._task_id} is missing {exc}") from exc
-        raise PolicyError(f"oracle op: expected click_window, wait_window, type, press, hotkey, click, wait, done "
-                          f"or fail, actual {op.op!r}")
+        raise PolicyError(f"oracle op: expected one of {', '.join(OPS)}, actual {op.op!r}")

@@ -41,11 +41,35 @@ def _get(ctx: _Context, g: Getter) -> Any:
         return res.output.split() if res.returncode == 0 else None
     if g.type == "rule":
         return o.get("rules")
+    if g.type == "vm_windows":
+        return _windows(r)
     if g.type == "cloud_file":
         dest = Path(ctx.tmp.name) / o.get("dest", "expected")
         dest.write_bytes(_local_bytes(o["path"]))
         return str(dest)
     raise EvaluatorError(f"unsupported getter {g.type!r}")
+
+
+_WM_STATE_SCRIPT = (
+    'for w in $(wmctrl -l | cut -d" " -f1); do printf "%d %s\\n" "$w" "$(xprop -id "$w" _NET_WM_STATE)"; done'
+)
+
+
+def _windows(r: Replica) -> list[dict[str, Any]]:
+    """The replica's top-level windows (``GET /windows``) plus openbox's maximized/minimized state."""
+    listed = r.api.request("GET", "/windows").json()["windows"]
+    res = r.execute(_WM_STATE_SCRIPT, shell=True, timeout=15)
+    states: dict[int, str] = {}
+    for line in res.output.splitlines():
+        wid, _, state = line.partition(" ")
+        if wid.isdigit():
+            states[int(wid)] = state
+    out = []
+    for w in listed:
+        state = states.get(int(w["id"]), "")
+        out.append({**w, "maximized": "MAXIMIZED_VERT" in state and "MAXIMIZED_HORZ" in state,
+                    "minimized": bool(w.get("minimized")) or "HIDDEN" in state})
+    return out
 
 
 def exact_match(result: Any, rules: dict[str, Any]) -> float:
@@ -92,12 +116,40 @@ def check_directory_tree(result: Any, rules: dict[str, Any]) -> float:
     return 1.0 if set(rules.get("present", [])) <= names and not (set(rules.get("absent", [])) & names) else 0.0
 
 
+def check_window_state(result: Any, rules: dict[str, Any]) -> float:
+    """1.0 if the window list (from the ``vm_windows`` getter) matches every rule given.
+
+    Rules name windows by exact title: ``present`` and ``absent`` (lists), ``focused``
+    (one title), ``maximized`` and ``minimized`` (lists that must be in that state),
+    ``count`` (the number of windows).
+
+    >>> wins = [{"title": "a", "focused": True, "maximized": False, "minimized": False}]
+    >>> check_window_state(wins, {"present": ["a"], "absent": ["b"], "focused": "a"})
+    1.0
+    >>> check_window_state(wins, {"maximized": ["a"]})
+    0.0
+    """
+    if result is None:
+        return 0.0
+    by_title = {w["title"]: w for w in result}
+    ok = all(t in by_title for t in rules.get("present", []))
+    ok = ok and not any(t in by_title for t in rules.get("absent", []))
+    if "focused" in rules:
+        ok = ok and bool(by_title.get(rules["focused"], {}).get("focused"))
+    for state in ("maximized", "minimized"):
+        ok = ok and all(by_title.get(t, {}).get(state) for t in rules.get(state, []))
+    if "count" in rules:
+        ok = ok and len(result) == int(rules["count"])
+    return 1.0 if ok else 0.0
+
+
 METRIC_FUNCS: dict[str, Callable[..., float]] = {
     "exact_match": exact_match,
     "check_include_exclude": check_include_exclude,
     "compare_text_file": compare_text_file,
     "file_exists": file_exists,
     "check_directory_tree": check_directory_tree,
+    "check_window_state": check_window_state,
 }
 
 

@@ -19,9 +19,12 @@ SETUP_TYPES = frozenset({
     "execute", "command", "launch", "open", "upload_file", "sleep", "activate_window", "close_window",
     "download", "wait_window",
 })
-GETTER_TYPES = frozenset({"vm_command_line", "vm_terminal_output", "vm_file", "list_directory", "rule", "cloud_file"})
+GETTER_TYPES = frozenset({
+    "vm_command_line", "vm_terminal_output", "vm_file", "list_directory", "rule", "cloud_file", "vm_windows",
+})
 METRICS = frozenset({
     "exact_match", "check_include_exclude", "compare_text_file", "file_exists", "check_directory_tree", "infeasible",
+    "check_window_state",
 })
 
 
@@ -49,8 +52,8 @@ class Evaluator(BaseModel):
 
     model_config = ConfigDict(extra="allow")
     func: str | list[str]
-    result: Getter | list[Getter] | None = None
-    expected: Getter | list[Getter] | None = None
+    result: Getter | list[Getter | None] | None = None
+    expected: Getter | list[Getter | None] | None = None
     options: dict[str, Any] | list[dict[str, Any]] | None = None
     conj: str = "and"
     postconfig: list[SetupStep] = Field(default_factory=list)

@@ -1,41 +1,22 @@
-"""Routes of the native control API. Every error is JSON: {"error": message}."""
+"""Routes of the native control API. Every error is JSON: {"error": message}.
+
+In compatibility mode (OSGYM_COMPAT=1) the routes of ``osworld.py`` are added on
+top, replacing the native ones where OSWorld uses the same path.
+"""
 
 import hmac
-import json
 import os
-import subprocess
 import threading
 import time
 
+import procs
+from errors import HttpError, bad, load_json, number
 from screen import Screen
 from xinput import InputError, XInput
 
 HOME = "/home/user"
 FILE_ROOTS = (HOME, "/tmp")
-MAX_EXEC_TIMEOUT = 600
-
-
-class HttpError(Exception):
-    def __init__(self, status, message):
-        super().__init__(message)
-        self.status = status
-        self.message = message
-
-
-def bad(message):
-    return HttpError(400, message)
-
-
-def load_json(body):
-    if not body:
-        return {}
-    try:
-        data = json.loads(body)
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise bad(f"body is not JSON: {exc}") from None
-    if not isinstance(data, dict):
-        raise bad(f"expected a JSON object, actual {type(data).__name__}")
-    return data
+MAX_FILE = 256 * 2**20
 
 
 def _num(a, key, lo, hi, required=True, kind=int, default=None):
@@ -85,6 +66,9 @@ class App:
         self.screen = Screen(display)
         self.action_lock = threading.Lock()
         self.started = time.time()
+        self.desktop = None  # the supervisor (osgym_replica.Desktop), set at start-up
+        self.a11y = procs.Accessibility(child_env)
+        self.recorder = procs.Recorder(display, child_env, lambda: self.screen.size)
         self.routes = {
             ("GET", "/health"): self.health,
             ("GET", "/screenshot"): self.screenshot,
@@ -98,10 +82,18 @@ class App:
             ("GET", "/files"): self.file_get,
             ("PUT", "/files"): self.file_put,
             ("GET", "/pointer"): self.pointer,
+            ("GET", "/accessibility"): self.accessibility,
+            ("POST", "/recording/start"): self.recording_start,
+            ("POST", "/recording/stop"): self.recording_stop,
+            ("GET", "/recording"): self.recording_get,
         }
+        if compat:
+            import osworld
+
+            self.routes.update(osworld.routes(self))
 
     def close(self):
-        pass
+        self.recorder.close()
 
     def authorized(self, path, header):
         if self.compat:
@@ -115,13 +107,16 @@ class App:
             if any(p == path for _, p in self.routes):
                 raise HttpError(405, f"{method} not allowed on {path}")
             raise HttpError(404, f"no route {path}")
+        if getattr(route, "wants_headers", False):
+            return route(query, body, headers)
         return route(query, body)
 
     # ---- observation -------------------------------------------------------
     def health(self, q, body):
         w, h = self.screen.size
         return 200, {"status": "ok", "screen": [w, h], "uptime_s": round(time.time() - self.started, 3),
-                     "compat": self.compat}, None
+                     "compat": self.compat, "recording": self.recorder.recording,
+                     "desktop": self.desktop.status() if self.desktop is not None else {}}, None
 
     def screenshot(self, q, body):
         fmt = q.get("format", "png").lower()
@@ -159,14 +154,19 @@ class App:
         settle = data.get("settle") or {}
         if not isinstance(settle, dict):
             raise bad("settle: expected an object {timeout, interval}")
+        settle_timeout = number(settle, "timeout", 0, 30, default=0)
+        settle_interval = number(settle, "interval", 0.01, 5, default=0.05)
         t0 = time.perf_counter()
         with self.action_lock:
-            for i, a in enumerate(acts):
-                try:
-                    self.perform(a)
-                except InputError as exc:
-                    raise bad(f"action {i} ({a.get('action_type')}): {exc}") from None
-            settled = self.settle(float(settle.get("timeout", 0) or 0), float(settle.get("interval", 0.05) or 0.05))
+            try:
+                for i, a in enumerate(acts):
+                    try:
+                        self.perform(a)
+                    except InputError as exc:
+                        raise bad(f"action {i} ({a.get('action_type')}): {exc}") from None
+            finally:
+                self.input.sync()  # every event reached the X server before we answer
+            settled = self.settle(settle_timeout, settle_interval)
         x, y = self.input.pointer()
         return 200, {"performed": len(acts), "settled": settled, "pointer": [x, y],
                      "elapsed_ms": round((time.perf_counter() - t0) * 1000, 2)}, None
@@ -206,7 +206,10 @@ class App:
         elif t == "TYPING":
             _str(a, "text")
         elif t in ("PRESS", "KEY_DOWN", "KEY_UP"):
-            self.input.keysym(_str(a, "key", 32)) if isinstance(a.get("key"), str) else _str(a, "key", 32)
+            try:
+                self.input.keysym(_str(a, "key", 32))
+            except InputError as exc:
+                raise bad(f"{t}: {exc}") from None
         elif t == "HOTKEY":
             keys = a.get("keys")
             if not isinstance(keys, list) or not 1 <= len(keys) <= 6 or not all(isinstance(k, str) and k for k in keys):
@@ -257,43 +260,37 @@ class App:
             time.sleep(float(a.get("seconds", 1.0)))
 
     # ---- processes ---------------------------------------------------------
-    def _command(self, data):
-        cmd = data.get("command")
-        shell = bool(data.get("shell", isinstance(cmd, str)))
-        if isinstance(cmd, str) and cmd:
-            return (cmd if shell else cmd.split()), shell
-        if isinstance(cmd, list) and cmd and all(isinstance(c, str) for c in cmd):
-            return (" ".join(cmd) if shell else cmd), shell
-        raise bad("command: expected a non-empty string or list of strings")
-
     def execute(self, q, body):
         data = load_json(body)
-        cmd, shell = self._command(data)
-        timeout = data.get("timeout", 120)
-        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not 0 < timeout <= MAX_EXEC_TIMEOUT:
-            raise bad(f"timeout: expected seconds in (0, {MAX_EXEC_TIMEOUT}]")
-        try:
-            p = subprocess.run(cmd, shell=shell, capture_output=True, timeout=timeout, cwd=HOME,
-                               env=self.child_env(), stdin=subprocess.DEVNULL)
-        except subprocess.TimeoutExpired as exc:
-            return 200, {"status": "timeout", "output": (exc.stdout or b"").decode("utf-8", "replace"),
-                         "error": f"timed out after {timeout} s", "returncode": -1}, None
-        except (FileNotFoundError, PermissionError) as exc:
-            return 200, {"status": "error", "output": "", "error": str(exc), "returncode": 127}, None
-        return 200, {"status": "success" if p.returncode == 0 else "error",
-                     "output": p.stdout.decode("utf-8", "replace"), "error": p.stderr.decode("utf-8", "replace"),
-                     "returncode": p.returncode}, None
+        cmd, shell = procs.command_of(data)
+        return 200, procs.run(cmd, shell, procs.timeout_of(data), self.child_env()), None
 
     def launch(self, q, body):
+        cmd, shell = procs.command_of(load_json(body))
+        return 200, {"status": "success", "pid": procs.launch(cmd, shell, self.child_env())}, None
+
+    # ---- accessibility and recording -----------------------------------------
+    def accessibility(self, q, body):
+        xml = self.a11y.tree(timeout=number(q, "timeout", 0.5, 60, default=10),
+                             max_nodes=number(q, "max_nodes", 1, 200_000, default=20_000, kind=int),
+                             max_bytes=number(q, "max_bytes", 1024, 64 * 2**20, default=32 * 2**20, kind=int))
+        return 200, xml.encode(), {"Content-Type": "application/xml; charset=utf-8"}
+
+    def recording_start(self, q, body):
         data = load_json(body)
-        cmd, shell = self._command(data)
-        try:
-            p = subprocess.Popen(cmd, shell=shell, cwd=HOME, env=self.child_env(), stdin=subprocess.DEVNULL,
-                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
-        except (FileNotFoundError, PermissionError) as exc:
-            raise bad(f"cannot launch {cmd!r:.100}: {exc}") from None
-        threading.Thread(target=p.wait, daemon=True).start()  # reap it when it exits
-        return 200, {"status": "success", "pid": p.pid}, None
+        return 200, self.recorder.start(fps=number(data, "fps", 1, 60, default=10, kind=int)), None
+
+    def recording_stop(self, q, body):
+        path = self.recorder.stop()
+        return 200, {"status": "success", "path": path, "bytes": os.path.getsize(path)}, None
+
+    def recording_get(self, q, body):
+        path = self.recorder.path
+        if self.recorder.recording:
+            raise HttpError(409, "recording still in progress: POST /recording/stop first")
+        if not path or not os.path.isfile(path):
+            raise HttpError(404, "no recording: POST /recording/start, then /recording/stop")
+        return 200, read_file(path), {"Content-Type": "video/mp4"}
 
     # ---- windows -----------------------------------------------------------
     def _find_window(self, data):
@@ -302,7 +299,8 @@ class App:
             match = [w for w in wins if w["id"] == data["id"]]
         elif isinstance(data.get("title"), str):
             needle = data["title"].lower()
-            match = [w for w in wins if needle in w["title"].lower() or needle in w["wm_class"].lower()]
+            match = [w for w in wins if needle in w["title"].lower() or needle in w["wm_class"].lower()
+                     or needle == w.get("wm_instance", "").lower()]
         else:
             raise bad("expected {id} or {title}")
         if not match:
@@ -322,7 +320,7 @@ class App:
     def wait_window(self, q, body):
         """Poll until a window whose title/class contains ``title`` exists (and optionally is focused)."""
         data = load_json(body)
-        timeout = min(float(data.get("timeout", 10)), 60)
+        timeout = number(data, "timeout", 0, 60, default=10)
         deadline = time.monotonic() + timeout
         while True:
             try:
@@ -340,15 +338,28 @@ class App:
     def file_get(self, q, body):
         path = confine(q.get("path"))
         if not os.path.isfile(path):
-            raise HttpError(404, f"no file {q.get('path')!r}")
-        with open(path, "rb") as f:
-            return 200, f.read(), None
+            raise HttpError(404, f"no file {q.get('path')!r:.200}")
+        return 200, read_file(path), None
 
     def file_put(self, q, body):
         path = confine(q.get("path"))
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        tmp = f"{path}.osgym-tmp"
-        with open(tmp, "wb") as f:
-            f.write(body)
-        os.replace(tmp, path)
+        write_file(path, body)
         return 200, {"status": "success", "bytes": len(body)}, None
+
+
+def read_file(path):
+    if os.path.getsize(path) > MAX_FILE:
+        raise HttpError(413, f"file {path!r:.200} is larger than {MAX_FILE} bytes")
+    with open(path, "rb") as f:
+        return f.read()
+
+
+def write_file(path, data):
+    """Write atomically (temp file, then rename); the parent directories are created."""
+    if os.path.isdir(path):
+        raise HttpError(409, f"{path!r:.200} is a directory")
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    tmp = f"{path}.osgym-tmp"
+    with open(tmp, "wb") as f:
+        f.write(data)
+    os.replace(tmp, path)

@@ -5,12 +5,14 @@ Runs as PID 1's child (docker --init) under the unprivileged user `user`.
 Environment:
   OSGYM_LISTEN   unix:/run/osgym/control.sock (default) or tcp:HOST:PORT
   OSGYM_SCREEN   WIDTHxHEIGHT (default 1920x1080)
-  OSGYM_COMPAT   1 = OSWorld compatibility mode: no token (loopback-published only)
+  OSGYM_COMPAT   1 = OSWorld compatibility mode: no token, OSWorld's routes added (osworld.py);
+                 the pool must publish it on a loopback address only
   The bearer token is read from /run/osgym/token (then deleted) or OSGYM_TOKEN.
 """
 
 import json
 import os
+import secrets
 import signal
 import socket
 import socketserver
@@ -32,10 +34,15 @@ MAX_BODY = 64 * 2**20
 CHILD_ENV_DROP = ("OSGYM_TOKEN",)
 
 
+SESSION_BUS = "unix:path=/tmp/runtime-user/bus"
+XAUTHORITY = "/home/user/.Xauthority"
+
+
 def child_env():
-    env = {k: v for k, v in os.environ.items() if k not in CHILD_ENV_DROP}
+    env = {k: v for k, v in os.environ.items() if k not in CHILD_ENV_DROP and k != "NO_AT_BRIDGE"}
     env.update(DISPLAY=DISPLAY, HOME="/home/user", USER="user", LOGNAME="user",
-               XDG_RUNTIME_DIR="/tmp/runtime-user", NO_AT_BRIDGE="0", GTK_A11Y="atspi")
+               XDG_RUNTIME_DIR="/tmp/runtime-user", DBUS_SESSION_BUS_ADDRESS=SESSION_BUS, XAUTHORITY=XAUTHORITY,
+               GTK_A11Y="atspi", ACCESSIBILITY_ENABLED="1", PYTHONWARNINGS="ignore")
     return env
 
 
@@ -52,24 +59,92 @@ def read_token():
     return token
 
 
-def start_desktop(width, height):
-    """Start Xvfb and the window manager; return once both are up (polled, not slept)."""
-    os.makedirs("/tmp/runtime-user", mode=0o700, exist_ok=True)
-    r, w = os.pipe()
-    xvfb = subprocess.Popen(
-        ["Xvfb", DISPLAY, "-screen", "0", f"{width}x{height}x24", "-nolisten", "tcp", "-nolisten", "unix",
-         "-listen", "unix", "-displayfd", str(w), "+extension", "XTEST", "+extension", "XFIXES", "-dpi", "96"],
-        pass_fds=(w,), env=child_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )
-    os.close(w)
-    with os.fdopen(r) as f:
-        if not f.readline().strip():
-            raise RuntimeError(f"Xvfb exited with {xvfb.wait()}")
-    env = child_env()
-    procs = [xvfb]
-    procs.append(subprocess.Popen(["openbox", "--config-file", "/opt/osgym/openbox-rc.xml"], env=env,
-                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
-    return procs
+def _spawn(argv, env):
+    return subprocess.Popen(argv, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, start_new_session=True)
+
+
+def _wait_for(check, what, timeout=10.0):
+    deadline = time.monotonic() + timeout
+    while not check():
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"{what} not up within {timeout} s")
+        time.sleep(0.01)
+
+
+class Desktop:
+    """Supervises the desktop's processes: Xvfb, the session bus, AT-SPI, the window manager and the panel.
+
+    Start-up is polled (display fd, bus socket), never slept. A watchdog thread
+    restarts the window manager, panel and AT-SPI bus if they die; if Xvfb dies
+    the server exits, so the pool sees a dead replica and replaces it.
+    """
+
+    RESTARTABLE = ("openbox", "tint2", "at-spi")
+
+    def __init__(self, width, height):
+        self.width, self.height = width, height
+        self.procs = {}
+        self.stopping = False
+
+    def start(self):
+        os.makedirs("/tmp/runtime-user", mode=0o700, exist_ok=True)
+        # A real cookie: python-xlib prints "no xauthority details" to *stdout* of every
+        # X client (pyautogui included) without one, which pollutes command output.
+        subprocess.run(["xauth", "-q", "-f", XAUTHORITY, "add", DISPLAY, ".", secrets.token_hex(16)],
+                       check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        os.environ["XAUTHORITY"] = XAUTHORITY
+        r, w = os.pipe()
+        self.procs["xvfb"] = subprocess.Popen(
+            ["Xvfb", DISPLAY, "-auth", XAUTHORITY, "-screen", "0", f"{self.width}x{self.height}x24", "-nolisten", "tcp",
+             "-listen", "unix", "-displayfd", str(w), "+extension", "XTEST", "+extension", "XFIXES", "-dpi", "96",
+             "+extension", "RANDR"],
+            pass_fds=(w,), env=child_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )
+        os.close(w)
+        with os.fdopen(r) as f:
+            if not f.readline().strip():
+                raise RuntimeError(f"Xvfb exited with {self.procs['xvfb'].wait()}")
+        env = child_env()
+        sock = SESSION_BUS.split("=", 1)[1]
+        if os.path.exists(sock):
+            os.unlink(sock)
+        self.procs["dbus"] = _spawn(["dbus-daemon", "--session", "--nofork", "--nopidfile", f"--address={SESSION_BUS}"],
+                                    env)
+        _wait_for(lambda: os.path.exists(sock), "session bus")
+        for name in self.RESTARTABLE:
+            self.procs[name] = _spawn(self._argv(name), env)
+        threading.Thread(target=self._watch, name="desktop-watchdog", daemon=True).start()
+
+    @staticmethod
+    def _argv(name):
+        return {
+            "openbox": ["openbox", "--config-file", "/opt/osgym/openbox-rc.xml"],
+            "tint2": ["tint2", "-c", "/etc/xdg/osgym/tint2rc"],
+            "at-spi": ["/usr/libexec/at-spi-bus-launcher", "--launch-immediately"],
+        }[name]
+
+    def _watch(self):
+        restarts = {name: 0 for name in self.RESTARTABLE}
+        while not self.stopping:
+            time.sleep(0.5)
+            if self.procs["xvfb"].poll() is not None and not self.stopping:
+                print("Xvfb died: stopping the replica", file=sys.stderr, flush=True)
+                os.kill(os.getpid(), signal.SIGTERM)
+                return
+            for name in self.RESTARTABLE:
+                if self.procs[name].poll() is not None and restarts[name] < 20 and not self.stopping:
+                    restarts[name] += 1
+                    self.procs[name] = _spawn(self._argv(name), child_env())
+
+    def status(self):
+        return {name: p.poll() is None for name, p in self.procs.items()}
+
+    def stop(self):
+        self.stopping = True
+        for p in reversed(list(self.procs.values())):
+            if p.poll() is None:
+                p.terminate()
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -84,10 +159,21 @@ class Handler(BaseHTTPRequestHandler):
         return "local"
 
     def _dispatch(self, method):
+        self._t0 = time.perf_counter()
         try:
             url = urlsplit(self.path)
             query = {k: v[-1] for k, v in parse_qs(url.query).items()}
-            length = int(self.headers.get("Content-Length") or 0)
+            if self.headers.get("Transfer-Encoding"):
+                self.close_connection = True
+                return self._send(411, {"error": "chunked bodies are not supported: send Content-Length"})
+            try:
+                length = int(self.headers.get("Content-Length") or 0)
+            except ValueError:
+                self.close_connection = True
+                return self._send(400, {"error": "Content-Length: expected an integer"})
+            if length < 0:
+                self.close_connection = True
+                return self._send(400, {"error": "Content-Length: expected >= 0"})
             if length > MAX_BODY:
                 self.close_connection = True
                 return self._send(413, {"error": f"body of {length} bytes exceeds {MAX_BODY}"})
@@ -100,9 +186,23 @@ class Handler(BaseHTTPRequestHandler):
             return self._send(exc.status, {"error": exc.message})
         except (BrokenPipeError, ConnectionResetError):
             self.close_connection = True
+        except PermissionError as exc:
+            return self._send(403, {"error": f"permission denied: {exc.filename or exc}"})
+        except FileNotFoundError as exc:
+            return self._send(404, {"error": f"not found: {exc.filename or exc}"})
+        except (IsADirectoryError, NotADirectoryError, OSError) as exc:
+            if isinstance(exc, (IsADirectoryError, NotADirectoryError)) or exc.errno in (36, 22, 40):
+                return self._send(400, {"error": f"{type(exc).__name__}: {exc}"})
+            traceback.print_exc(file=sys.stderr)
+            return self._send(500, {"error": f"{type(exc).__name__}: {exc}"})
         except Exception as exc:  # the server must survive any request
             traceback.print_exc(file=sys.stderr)
             return self._send(500, {"error": f"{type(exc).__name__}: {exc}"})
+
+    def send_error(self, code, message=None, explain=None):
+        """http.server's own errors (bad request line, headers too long) as JSON too."""
+        self.close_connection = True
+        self._send(code, {"error": message or explain or f"HTTP {code}"})
 
     def _send(self, status, payload, headers=None):
         headers = dict(headers or {})
@@ -115,6 +215,9 @@ class Handler(BaseHTTPRequestHandler):
         try:
             self.send_response(status)
             self.send_header("Content-Length", str(len(data)))
+            t0 = getattr(self, "_t0", None)
+            if t0 is not None:  # time spent inside the replica, for benchmarks (RFC Server-Timing)
+                self.send_header("Server-Timing", f"app;dur={(time.perf_counter() - t0) * 1000:.2f}")
             for k, v in headers.items():
                 self.send_header(k, v)
             self.end_headers()
@@ -172,8 +275,10 @@ def main():
     token = read_token()
     if not token and not compat:
         raise SystemExit("no control token: pass /run/osgym/token or OSGYM_TOKEN (or OSGYM_COMPAT=1)")
-    procs = start_desktop(int(width), int(height))
+    desktop = Desktop(int(width), int(height))
+    desktop.start()
     app = api.App(display=DISPLAY, token=token, compat=compat, child_env=child_env)
+    app.desktop = desktop
     app.started = time.time()
     Handler.app = app
     srv = serve(os.environ.get("OSGYM_LISTEN", "unix:/run/osgym/control.sock"), Handler)
@@ -187,8 +292,7 @@ def main():
         srv.serve_forever(poll_interval=0.5)
     finally:
         app.close()
-        for p in procs:
-            p.terminate()
+        desktop.stop()
 
 
 if __name__ == "__main__":

@@ -1,7 +1,9 @@
 """Screenshots (with the cursor drawn in) and the window list."""
 
+import array
 import hashlib
 import io
+import sys
 import threading
 
 from PIL import Image, ImageGrab
@@ -19,6 +21,7 @@ class Screen:
         if self.has_xfixes:
             self.d.xfixes_query_version()
         self._atoms = {}
+        self._cursor_cache = None
 
     @property
     def size(self):
@@ -37,20 +40,28 @@ class Screen:
     def frame_hash(self):
         return hashlib.blake2b(ImageGrab.grab(xdisplay=self.name).tobytes(), digest_size=16).digest()
 
-    def _draw_cursor(self, img):
-        if not self.has_xfixes:
-            return
+    def _cursor(self):
+        """(RGBA image, left, top) of the cursor now; the image is cached by the cursor's serial."""
         with self.lock:
             c = self.d.xfixes_get_cursor_image(self.root)
         w, h = c.width, c.height
         if not w or not h:
+            return None
+        serial = (c.cursor_serial, w, h)
+        if self._cursor_cache is None or self._cursor_cache[0] != serial:
+            # ARGB as native 32-bit ints -> bytes B,G,R,A on little-endian X hosts: one C-level conversion.
+            raw = array.array("I", c.cursor_image[: w * h]).tobytes()
+            mode = "BGRA" if sys.byteorder == "little" else "ARGB"
+            self._cursor_cache = (serial, Image.frombytes("RGBA", (w, h), raw, "raw", mode))
+        return self._cursor_cache[1], c.x - c.xhot, c.y - c.yhot
+
+    def _draw_cursor(self, img):
+        if not self.has_xfixes:
             return
-        argb = c.cursor_image
-        raw = bytearray(w * h * 4)
-        for i, px in enumerate(argb[: w * h]):
-            raw[4 * i: 4 * i + 4] = bytes(((px >> 16) & 255, (px >> 8) & 255, px & 255, (px >> 24) & 255))
-        cur = Image.frombytes("RGBA", (w, h), bytes(raw))
-        img.paste(cur, (c.x - c.xhot, c.y - c.yhot), cur)
+        cur = self._cursor()
+        if cur is not None:
+            image, left, top = cur
+            img.paste(image, (left, top), image)
 
     def encode(self, img, fmt="png", quality=80, max_side=None, png_level=1):
         if max_side and max(img.size) > max_side:
@@ -76,6 +87,9 @@ class Screen:
             return None
         return p.value if p is not None else None
 
+    def _hidden_types(self):
+        return (self._atom("_NET_WM_WINDOW_TYPE_DOCK"), self._atom("_NET_WM_WINDOW_TYPE_DESKTOP"))
+
     def windows(self):
         """Top-level client windows, as the EWMH window manager lists them."""
         with self.lock:
@@ -93,10 +107,14 @@ class Screen:
                     geo = win.get_geometry()
                     pos = self.root.translate_coords(win, 0, 0)
                     state = self._prop(win, "_NET_WM_STATE") or []
+                    types = list(self._prop(win, "_NET_WM_WINDOW_TYPE") or [])
                 except Exception:  # the window vanished while we looked
                     continue
+                if any(t in self._hidden_types() for t in types):
+                    continue  # the panel and the desktop are not application windows
                 out.append({
                     "id": int(wid), "title": name or "", "wm_class": cls[1] if len(cls) > 1 else "",
+                    "wm_instance": cls[0] if cls else "",
                     "x": pos.x, "y": pos.y, "width": geo.width, "height": geo.height,
                     "focused": int(wid) == active_id,
                     "minimized": self._atom("_NET_WM_STATE_HIDDEN") in list(state),

@@ -1,6 +1,8 @@
 """Keyboard and mouse input through the XTEST extension, in-process.
 
 One X connection, guarded by a lock: python-xlib displays are not thread-safe.
+Input requests are flushed as they are made and synced once per batch (``sync``),
+except after a keyboard remap, which must reach the server before the key that uses it.
 """
 
 import threading
@@ -10,6 +12,7 @@ from Xlib import XK, X, display
 from Xlib.ext import xtest
 
 BUTTONS = {"left": 1, "middle": 2, "right": 3}
+CLICK_INTERVAL = 0.02  # seconds between the clicks of a double or triple click: well inside any double-click time
 SCROLL_BUTTONS = {"up": 4, "down": 5, "left": 6, "right": 7}
 
 # pyautogui / xdotool key names -> X keysym names
@@ -80,7 +83,7 @@ class XInput:
             if shift:
                 xtest.fake_input(self.d, X.KeyPress, self._keycode(XK.XK_Shift_L)[0])
             xtest.fake_input(self.d, X.KeyPress, code)
-            self.d.sync()
+            self.d.flush()
 
     def key_up(self, name):
         with self.lock:
@@ -88,7 +91,7 @@ class XInput:
             xtest.fake_input(self.d, X.KeyRelease, code)
             if shift:
                 xtest.fake_input(self.d, X.KeyRelease, self._keycode(XK.XK_Shift_L)[0])
-            self.d.sync()
+            self.d.flush()
 
     def press(self, name):
         with self.lock:
@@ -103,7 +106,7 @@ class XInput:
                 xtest.fake_input(self.d, X.KeyPress, c)
             for c in reversed(codes):
                 xtest.fake_input(self.d, X.KeyRelease, c)
-            self.d.sync()
+            self.d.flush()
 
     def type_text(self, text, interval=0.0):
         with self.lock:
@@ -116,18 +119,20 @@ class XInput:
     def move(self, x, y):
         with self.lock:
             xtest.fake_input(self.d, X.MotionNotify, x=int(x), y=int(y))
-            self.d.sync()
+            self.d.flush()
 
     def button(self, button, down):
         with self.lock:
             xtest.fake_input(self.d, X.ButtonPress if down else X.ButtonRelease, BUTTONS[button])
-            self.d.sync()
+            self.d.flush()
 
     def click(self, x=None, y=None, button="left", clicks=1):
         with self.lock:
             if x is not None and y is not None:
                 self.move(x, y)
-            for _ in range(clicks):
+            for i in range(clicks):
+                if i:
+                    time.sleep(CLICK_INTERVAL)  # clicks in the same X millisecond get lost by some toolkits (Tk)
                 self.button(button, True)
                 self.button(button, False)
 
@@ -149,6 +154,12 @@ class XInput:
                 for _ in range(abs(int(amount))):
                     xtest.fake_input(self.d, X.ButtonPress, b)
                     xtest.fake_input(self.d, X.ButtonRelease, b)
+            self.d.flush()
+
+    def sync(self):
+        """Wait until the X server has processed every input sent so far (one round trip per batch,
+        not per event: input requests are only flushed as they are made)."""
+        with self.lock:
             self.d.sync()
 
     def pointer(self):

@@ -49,7 +49,7 @@ def test_collect_smoke_deployment_runs_on_a_process_worker(prefect_server: Prefe
     assert "collect-summary" in keys and "collect-progress" in keys
     assert any(k.endswith("-cost") for k in keys) and any(k.endswith("-quality-flags") for k in keys)
     n, ok = duckdb.sql(f"select count(*), sum(success::int) from "
-                       f"read_parquet('{tmp_path}/data/deploytest/episodes/*/*.parquet')").fetchone()
+                       f"read_parquet('{tmp_path}/data/deploytest/episodes/*/*.parquet')").fetchall()[0]
     assert (n, ok) == (3, 3)
     manifests = list((tmp_path / "data" / "deploytest" / "_manifests").glob("*.json"))
     assert len(manifests) == 1 and json.loads(manifests[0].read_text())["episodes"] == 3

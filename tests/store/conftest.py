@@ -19,7 +19,6 @@ def seaweed() -> Iterator[SeaweedS3]:
     server = SeaweedS3(workdir)
     try:
         server.start()
-        server.ensure_bucket()
         yield server
     finally:
         server.stop()
@@ -33,7 +32,6 @@ def fresh_seaweed() -> Iterator[SeaweedS3]:
     server = SeaweedS3(workdir)
     try:
         server.start()
-        server.ensure_bucket()
         yield server
     finally:
         server.stop()

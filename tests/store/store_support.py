@@ -117,18 +117,23 @@ class SeaweedS3:
         self.proc = subprocess.Popen(args, stdout=self.log, stderr=subprocess.STDOUT, env=env)
         deadline = time.monotonic() + READY_TIMEOUT_S
         client = self.client()
-        while True:
+        last: Exception | None = None
+        while True:  # ready = the bucket exists and an object goes in and comes back out
             if self.proc.poll() is not None:
                 self.stop()
                 pytest.fail(f"weed mini exited with {self.proc.returncode}:\n{self.log_tail()}")
             try:
-                client.list_buckets()  # type: ignore[attr-defined]
-                break
-            except Exception:
-                if time.monotonic() > deadline:
-                    self.stop()
-                    pytest.fail(f"weed mini not ready after {READY_TIMEOUT_S}s:\n{self.log_tail()}")
-                time.sleep(0.2)
+                self.ensure_bucket()
+                client.put_object(Bucket=BUCKET, Key="_ready", Body=b"ok")  # type: ignore[attr-defined]
+                if client.get_object(Bucket=BUCKET, Key="_ready")["Body"].read() == b"ok":  # type: ignore[attr-defined]
+                    client.delete_object(Bucket=BUCKET, Key="_ready")  # type: ignore[attr-defined]
+                    break
+            except Exception as exc:  # not up yet; the deadline bounds the wait
+                last = exc
+            if time.monotonic() > deadline:
+                self.stop()
+                pytest.fail(f"weed mini not ready after {READY_TIMEOUT_S}s ({last!r}):\n{self.log_tail()}")
+            time.sleep(0.2)
 
     def ensure_bucket(self, bucket: str = BUCKET) -> None:
         client = self.client()

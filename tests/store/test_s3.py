@@ -52,6 +52,8 @@ def test_options_mask_secrets_and_resolve_endpoint() -> None:
 
     assert not is_transient(client_error("AccessDenied", 403))
     assert is_transient(client_error("SlowDown", 503))
+    assert is_transient(OSError("AWS Error NETWORK_CONNECTION during GetObject operation: refused"))
+    assert not is_transient(OSError("AWS Error ACCESS_DENIED during GetObject operation"))
 
 
 @pytest.mark.slow
@@ -139,3 +141,20 @@ def test_endpoint_outage_fails_loudly_then_the_rerun_completes_once_each(
         expected_steps,
         expected_steps,
     )
+
+
+def test_resume_reads_shards_uploaded_without_metadata(seaweed: SeaweedS3) -> None:
+    uri, opts = f"s3://{BUCKET}/no-metadata", seaweed.options()
+    with DatasetWriter(uri, "ds", "nm", s3=opts, shard_max_bytes=SMALL_SHARD) as w:
+        for i in range(10):
+            w.add(make_episode("nm", i))
+    first = w.finalize()
+    client = seaweed.client()
+    for entry in first.tables["steps"]:  # as if another tool had copied the shards
+        key = f"no-metadata/ds/{entry.path}"
+        client.copy_object(  # type: ignore[attr-defined]
+            Bucket=BUCKET, Key=key, CopySource={"Bucket": BUCKET, "Key": key}, MetadataDirective="REPLACE", Metadata={}
+        )
+        assert "sha256" not in client.head_object(Bucket=BUCKET, Key=key)["Metadata"]  # type: ignore[attr-defined]
+    again = DatasetWriter(uri, "ds", "nm", s3=opts).finalize()
+    assert again.tables == first.tables

@@ -247,3 +247,28 @@ def test_export_jsonl_writes_agentnet_lines_and_image_files(target: StoreTarget,
             assert img.size == (step.width, step.height)
             assert json.loads(entry["value"]["action"]) == step.action
             assert entry["value"]["thought"] == step.thought
+
+
+def test_part_writers_share_a_run_and_merge_into_one_manifest(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from osgym.store import DatasetWriter, merge_parts, open_dataset
+
+    root = str(tmp_path)
+    ids = {0: [], 1: []}
+    for part in (0, 1):
+        with DatasetWriter(root, "ds", "run-x", part=f"s{part:03d}") as w:
+            for i in range(part, 6, 2):
+                ep = make_episode("run-x", i)
+                ids[part].append(ep.episode_id)
+                w.add(ep)
+        assert open_dataset(root, "ds").episodes.count_rows() == 0  # parts alone are not committed
+    with pytest.raises(StoreError, match="expected 3 part manifests"):
+        merge_parts(root, "ds", "run-x", expected_parts=3)
+    m = merge_parts(root, "ds", "run-x", expected_parts=2)
+    assert m.episodes == 6 and len(m.tables["episodes"]) == 2
+    view = open_dataset(root, "ds")
+    got = sorted(view.episodes.to_table(columns=["episode_id"]).column("episode_id").to_pylist())
+    assert got == sorted(ids[0] + ids[1])
+    # a resumed part writer only adopts its own shards
+    w = DatasetWriter(root, "ds", "run-x", part="s001")
+    assert w.committed_episode_ids() == set(ids[1])
+    w.abort()

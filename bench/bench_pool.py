@@ -1,0 +1,269 @@
+"""Pool benchmarks: cold start, start rate, reset latency, peak density, active density.
+
+Usage::
+
+    python3 bench/bench_pool.py cold    [--n 20]                 # start to ready, p50/p95, per phase
+    python3 bench/bench_pool.py rate    [--n 40] [--concurrency 8]
+    python3 bench/bench_pool.py reset   [--n 60] [--size 4] [--standby 4] [--hold 2]
+    python3 bench/bench_pool.py peak    [--steps 100,200,300] [--screen 1920x1080]
+    python3 bench/bench_pool.py active  [--levels 20,40,80] [--period 5] [--duration 30]
+
+Every benchmark closes its pool in a ``finally`` (and reaps by pool name), so
+nothing is left behind. ``peak`` goes up in steps and stops early when
+MemAvailable would drop below ``--floor-gib``. Results are printed as one JSON
+line per measurement; bench/results/pool.md holds the figures and the method.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import docker
+
+from osgym import capacity, images
+from osgym.pool import POOL_LABEL, ReplicaLimits, ReplicaPool, reap
+
+
+def pct(xs: list[float], q: float) -> float:
+    xs = sorted(xs)
+    if not xs:
+        return float("nan")
+    k = min(len(xs) - 1, max(0, round(q / 100 * (len(xs) - 1))))
+    return xs[k]
+
+
+def emit(**kw: Any) -> None:
+    print(json.dumps(kw, default=lambda v: round(v, 4) if isinstance(v, float) else str(v)), flush=True)
+
+
+def mem_available_mib() -> float:
+    return capacity.local_resources().mem_available_mib
+
+
+def mem_used_mib() -> float:
+    """MemTotal - MemAvailable: what `free` reports as used, page cache excluded."""
+    r = capacity.local_resources()
+    return r.mem_total_mib - r.mem_available_mib
+
+
+@contextmanager
+def bench_pool(image: str, size: int, **kw: Any) -> Iterator[ReplicaPool]:
+    name = f"bench-{uuid.uuid4().hex[:6]}"
+    pool = ReplicaPool(image, size, name=name, force=True, **kw)
+    try:
+        yield pool
+    finally:
+        pool.close()
+        reap(docker.from_env(), pool=name)
+
+
+def cold(image: str, args: argparse.Namespace) -> None:
+    """Sequential cold starts: one replica at a time, discard and replace, n times."""
+    with bench_pool(image, 1, standby=0, screen=args.screen, health_interval=0) as pool:
+        pool.start()
+        for _ in range(args.n - 1):
+            with pool.lease():
+                pass
+            while pool.stats.ready < pool.stats.leased + 1:
+                time.sleep(0.005)
+        starts = pool.stats.start_s
+        phases = {k: statistics.median(p[k] for p in pool.stats.phases) for k in pool.stats.phases[0]}
+    emit(bench="cold_start", n=len(starts), p50_s=pct(starts, 50), p95_s=pct(starts, 95), min_s=min(starts),
+         phases_p50_s=phases, screen=args.screen)
+
+
+def rate(image: str, args: argparse.Namespace) -> None:
+    """Start n replicas at once; replicas per second from start() to all ready."""
+    with bench_pool(image, args.n, standby=0, screen=args.screen, health_interval=0,
+                    start_concurrency=args.concurrency) as pool:
+        t0 = time.monotonic()
+        pool.start()
+        elapsed = time.monotonic() - t0
+        starts = pool.stats.start_s
+    emit(bench="start_rate", n=args.n, concurrency=args.concurrency, seconds=elapsed, replicas_per_s=args.n / elapsed,
+         start_p50_s=pct(starts, 50), start_p95_s=pct(starts, 95), screen=args.screen)
+
+
+def reset(image: str, args: argparse.Namespace) -> None:
+    """Episodes that hold a replica ``hold`` s; the latency an episode sees to get a clean one (and to give it back)."""
+    with bench_pool(image, args.size, standby=args.standby, screen=args.screen) as pool:
+        pool.start()
+        waits: list[float] = []
+        releases: list[float] = []
+        lock = threading.Lock()
+
+        def worker(k: int) -> None:
+            for _ in range(k):
+                t0 = time.perf_counter()
+                r = pool.acquire(timeout=60)
+                t1 = time.perf_counter()
+                r.health()
+                time.sleep(args.hold)
+                t2 = time.perf_counter()
+                pool.release(r)
+                t3 = time.perf_counter()
+                with lock:
+                    waits.append(t1 - t0)
+                    releases.append(t3 - t2)
+
+        threads = [threading.Thread(target=worker, args=(args.n // args.size,)) for _ in range(args.size)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    emit(bench="reset_latency", n=len(waits), size=args.size, standby=args.standby, hold_s=args.hold,
+         acquire_p50_ms=pct(waits, 50) * 1e3, acquire_p95_ms=pct(waits, 95) * 1e3,
+         acquire_max_ms=max(waits) * 1e3, release_p50_ms=pct(releases, 50) * 1e3,
+         release_p95_ms=pct(releases, 95) * 1e3)
+
+
+def peak(image: str, args: argparse.Namespace) -> None:
+    """Hold ever more idle ready replicas; memory per replica from MemTotal - MemAvailable, Docker's shim included."""
+    steps = [int(s) for s in args.steps.split(",")]
+    base = mem_used_mib()
+    limits = ReplicaLimits(mem_mib=args.mem_limit, cpus=1.0, pids=128, shm_mib=16)
+    client = docker.from_env(max_pool_size=64)
+    pools: list[ReplicaPool] = []
+    held = 0
+    try:
+        for target in steps:
+            need = target - held
+            if mem_available_mib() - need * 40 < args.floor_gib * 1024:
+                emit(bench="peak_density", stopped_at=held, reason="memory floor would be crossed")
+                break
+            t0 = time.monotonic()
+            pool = ReplicaPool(image, need, standby=0, name=f"bench-peak-{uuid.uuid4().hex[:6]}", force=True,
+                               screen=args.screen, limits=limits, health_interval=0, docker_client=client,
+                               start_timeout=120)
+            pools.append(pool)
+            pool.start()
+            held = target
+            time.sleep(5)  # let the desktops settle before reading memory
+            used = mem_used_mib() - base
+            shims = _shim_rss_mib()
+            all_ready = sum(p.idle for p in pools)
+            emit(bench="peak_density", replicas=held, ready=all_ready, start_s=time.monotonic() - t0,
+                 mem_used_mib=used, mib_per_replica=used / held, shim_rss_mib=shims,
+                 mem_available_mib=mem_available_mib(), load1=_load1())
+    finally:
+        for p in pools:
+            p.close()
+        for p in pools:
+            reap(client, pool=p.name)
+        left = client.api.containers(all=True, filters={"label": POOL_LABEL})
+        emit(bench="peak_density_teardown", osgym_containers_left=len(left))
+
+
+def _shim_rss_mib() -> float:
+    total = 0.0
+    from pathlib import Path
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit():
+            try:
+                if b"containerd-shim" in (d / "cmdline").read_bytes()[:200]:
+                    for line in (d / "status").read_text().splitlines():
+                        if line.startswith("VmRSS:"):
+                            total += float(line.split()[1]) / 1024
+            except OSError:
+                continue
+    return total
+
+
+def _load1() -> float:
+    with open("/proc/loadavg") as f:
+        return float(f.read().split()[0])
+
+
+def active(image: str, args: argparse.Namespace) -> None:
+    """N replicas, each stepped once every ``period`` s (small action + screenshot); step latency p50/p95."""
+    for level in [int(x) for x in args.levels.split(",")]:
+        _active_level(image, args, level)
+
+
+def _active_level(image: str, args: argparse.Namespace, level: int) -> None:
+    from osgym.actions import MoveTo
+
+    lat: list[float] = []
+    errors: list[str] = []
+    lock = threading.Lock()
+    with bench_pool(image, level, standby=0, screen=args.screen, health_interval=0,
+                    limits=ReplicaLimits(mem_mib=args.mem_limit)) as pool:
+        pool.start()
+        replicas = [pool.acquire() for _ in range(level)]
+        stop = time.monotonic() + args.duration
+
+        def stepper(i: int, r: Any) -> None:
+            nxt = time.monotonic() + args.period * i / level  # staggered
+            k = 0
+            while True:
+                time.sleep(max(0.0, nxt - time.monotonic()))
+                if time.monotonic() > stop:
+                    return
+                t0 = time.perf_counter()
+                try:
+                    r.act([MoveTo(x=100 + k % 50, y=100)])
+                    r.screenshot(format=args.format)
+                    dt = time.perf_counter() - t0
+                    with lock:
+                        lat.append(dt)
+                except Exception as exc:
+                    with lock:
+                        errors.append(repr(exc))
+                k += 1
+                nxt += args.period
+
+        cpu0 = _cpu_seconds()
+        threads = [threading.Thread(target=stepper, args=(i, r)) for i, r in enumerate(replicas)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        busy = (_cpu_seconds() - cpu0) / args.duration
+        for r in replicas:
+            pool.release(r)
+    emit(bench="active_density", replicas=level, period_s=args.period, steps=len(lat), errors=len(errors),
+         p50_ms=pct(lat, 50) * 1e3, p95_ms=pct(lat, 95) * 1e3, format=args.format, screen=args.screen,
+         machine_cores_busy=busy, load1=_load1(), first_error=errors[0] if errors else None)
+
+
+def _cpu_seconds() -> float:
+    """Busy CPU seconds of the whole machine (user+nice+system+irq+softirq) from /proc/stat."""
+    with open("/proc/stat") as f:
+        parts = [float(x) for x in f.readline().split()[1:8]]
+    return (parts[0] + parts[1] + parts[2] + parts[5] + parts[6]) / 100.0
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("bench", choices=["cold", "rate", "reset", "peak", "active"])
+    ap.add_argument("--image")
+    ap.add_argument("--screen", default="1280x800")
+    ap.add_argument("--n", type=int, default=20)
+    ap.add_argument("--concurrency", type=int, default=8)
+    ap.add_argument("--size", type=int, default=4)
+    ap.add_argument("--standby", type=int, default=4)
+    ap.add_argument("--hold", type=float, default=2.0)
+    ap.add_argument("--steps", default="50,100,200,300")
+    ap.add_argument("--mem-limit", type=int, default=256)
+    ap.add_argument("--floor-gib", type=float, default=3.0)
+    ap.add_argument("--levels", default="10,20,40")
+    ap.add_argument("--period", type=float, default=5.0)
+    ap.add_argument("--duration", type=float, default=30.0)
+    ap.add_argument("--format", default="png")
+    args = ap.parse_args()
+    w, _, h = args.screen.partition("x")
+    args.screen = (int(w), int(h))
+    image = args.image or images.ensure_image("desktop")
+    {"cold": cold, "rate": rate, "reset": reset, "peak": peak, "active": active}[args.bench](image, args)
+
+
+if __name__ == "__main__":
+    main()

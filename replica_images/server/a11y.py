@@ -1,0 +1,174 @@
+"""Dump the AT-SPI accessibility tree as XML, in the layout OSWorld's server produces.
+
+Run as a child process by the control server (``python3 a11y.py tree|terminal``),
+so that a hung application or a huge tree can only cost that child: the parent
+kills it at its deadline and bounds what it reads.
+
+The XML: a ``desktop-frame`` root, one element per accessible named after its
+role (``push-button``), the accessible's name as ``name``, states as
+``st:<state>="true"``, object attributes as ``attr:<name>``, on-screen extents
+as ``cp:screencoord="(x, y)"`` and ``cp:size="(w, h)"``, values under ``val:``,
+actions under ``act:``, and its text as the element text.
+"""
+
+import argparse
+import re
+import sys
+import xml.etree.ElementTree as ET
+
+NS = {
+    "st": "https://accessibility.ubuntu.example.org/ns/state",
+    "attr": "https://accessibility.ubuntu.example.org/ns/attributes",
+    "cp": "https://accessibility.ubuntu.example.org/ns/component",
+    "doc": "https://accessibility.ubuntu.example.org/ns/document",
+    "docattr": "https://accessibility.ubuntu.example.org/ns/document/attributes",
+    "txt": "https://accessibility.ubuntu.example.org/ns/text",
+    "val": "https://accessibility.ubuntu.example.org/ns/value",
+    "act": "https://accessibility.ubuntu.example.org/ns/action",
+}
+for _prefix, _uri in NS.items():
+    ET.register_namespace(_prefix, _uri)
+
+MAX_TEXT = 10_000
+_BAD_NAME = re.compile(r"[^A-Za-z0-9_.-]")
+
+
+def _xml_name(raw, default="unknown"):
+    name = _BAD_NAME.sub("-", (raw or "").strip().replace(" ", "-")) or default
+    return name if name[0].isalpha() or name[0] == "_" else "n" + name
+
+
+def _clean(text):
+    """Text safe for XML 1.0 (no control characters, no object-replacement characters)."""
+    text = text.replace("\ufffc", "").replace("\ufffd", "")
+    return "".join(ch for ch in text if ch in "\t\n\r" or ord(ch) >= 0x20)[:MAX_TEXT]
+
+
+class Dumper:
+    def __init__(self, max_nodes, max_depth, max_width):
+        import pyatspi  # imported here: only the child process needs it
+
+        self.pyatspi = pyatspi
+        self.max_nodes = max_nodes
+        self.max_depth = max_depth
+        self.max_width = max_width
+        self.nodes = 0
+        self.truncated = False
+
+    def _states(self, node, attrs):
+        names = []
+        for st in node.getState().getStates():
+            name = self.pyatspi.StateType._enum_lookup.get(int(st), "")
+            name = name.split("_", 1)[1].lower() if "_" in name else name.lower()
+            if name:
+                names.append(name)
+                attrs[f"{{{NS['st']}}}{_xml_name(name)}"] = "true"
+        return names
+
+    def node(self, node, depth):
+        self.nodes += 1
+        attrs = {"name": _clean(node.name or "")}
+        states = self._states(node, attrs)
+        try:
+            for item in node.getAttributes() or []:  # ["key:value", ...]
+                key, _, value = item.partition(":")
+                if key:
+                    attrs[f"{{{NS['attr']}}}{_xml_name(key)}"] = _clean(value)
+        except Exception:  # an application may not implement attributes
+            pass
+        if "visible" in states and "showing" in states:
+            try:
+                ext = node.queryComponent().getExtents(self.pyatspi.XY_SCREEN)
+                attrs[f"{{{NS['cp']}}}screencoord"] = f"({ext.x}, {ext.y})"
+                attrs[f"{{{NS['cp']}}}size"] = f"({ext.width}, {ext.height})"
+            except NotImplementedError:
+                pass
+        text = ""
+        try:
+            t = node.queryText()
+            text = _clean(t.getText(0, min(t.characterCount, MAX_TEXT)))
+        except NotImplementedError:
+            pass
+        try:
+            v = node.queryValue()
+            for key, get in (("value", "currentValue"), ("min", "minimumValue"), ("max", "maximumValue"),
+                             ("step", "minimumIncrement")):
+                try:
+                    attrs[f"{{{NS['val']}}}{key}"] = str(getattr(v, get))
+                except Exception:
+                    pass
+        except NotImplementedError:
+            pass
+        try:
+            a = node.queryAction()
+            for i in range(min(a.nActions, 32)):
+                name = _xml_name(a.getName(i))
+                attrs[f"{{{NS['act']}}}{name}_desc"] = _clean(a.getDescription(i) or "")
+                attrs[f"{{{NS['act']}}}{name}_kb"] = _clean(a.getKeyBinding(i) or "")
+        except NotImplementedError:
+            pass
+        el = ET.Element(_xml_name(node.getRoleName()), attrs)
+        if text:
+            el.text = text
+        if depth >= self.max_depth:
+            return el
+        try:
+            count = node.childCount
+        except Exception:
+            return el
+        for i in range(min(count, self.max_width)):
+            if self.nodes >= self.max_nodes:
+                self.truncated = True
+                break
+            try:
+                child = node.getChildAtIndex(i)
+                if child is not None:
+                    el.append(self.node(child, depth + 1))
+            except Exception:  # the accessible went away while we walked
+                continue
+        return el
+
+    def tree(self):
+        desktop = self.pyatspi.Registry.getDesktop(0)
+        root = ET.Element("desktop-frame")
+        for i in range(min(desktop.childCount, self.max_width)):
+            try:
+                app = desktop.getChildAtIndex(i)
+                if app is not None:
+                    root.append(self.node(app, 1))
+            except Exception:
+                continue
+            if self.nodes >= self.max_nodes:
+                self.truncated = True
+                break
+        if self.truncated:
+            root.set("truncated", "true")
+        return root
+
+
+def focused_terminal_text(root):
+    """Text of the focused ``terminal`` element, as OSWorld's /terminal returns, or None."""
+    focused = f"{{{NS['st']}}}focused"
+    for el in root.iter("terminal"):
+        if el.get(focused) == "true":
+            return (el.text or "").rstrip()
+    return None
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("mode", choices=("tree", "terminal"))
+    p.add_argument("--max-nodes", type=int, default=20_000)
+    p.add_argument("--max-depth", type=int, default=50)
+    p.add_argument("--max-width", type=int, default=1024)
+    args = p.parse_args()
+    root = Dumper(args.max_nodes, args.max_depth, args.max_width).tree()
+    if args.mode == "terminal":
+        text = focused_terminal_text(root)
+        sys.stdout.write("" if text is None else "\x00" + text)
+    else:
+        sys.stdout.write(ET.tostring(root, encoding="unicode"))
+
+
+if __name__ == "__main__":
+    main()

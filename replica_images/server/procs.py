@@ -1,0 +1,240 @@
+"""Child processes of the control server: commands, launches, the AT-SPI dumper and the screen recorder.
+
+Every child gets a deadline; none can take the server down with it.
+"""
+
+import os
+import shlex
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+from errors import HttpError, bad
+
+HOME = "/home/user"
+HERE = os.path.dirname(os.path.abspath(__file__))
+MAX_EXEC_TIMEOUT = 600
+MAX_OUTPUT = 16 * 2**20
+
+
+def expand_home(arg):
+    return HOME + arg[1:] if arg == "~" or arg.startswith("~/") else arg
+
+
+def command_of(data, default_shell=None):
+    """(argv or shell string, shell) from a request's ``command`` and ``shell``.
+
+    A string without ``shell`` runs through the shell when ``default_shell`` is None
+    (the native API) and is split like a shell would when it is False (OSWorld's rule).
+    """
+    cmd = data.get("command")
+    shell = data.get("shell", default_shell)
+    if shell is not None and not isinstance(shell, bool):
+        raise bad(f"shell: expected true or false, actual {shell!r:.40}")
+    if isinstance(cmd, str) and cmd.strip():
+        if shell is None:
+            shell = True
+        if shell:
+            return cmd, True
+        try:
+            argv = shlex.split(cmd)
+        except ValueError as exc:
+            raise bad(f"command: cannot split {cmd!r:.100}: {exc}") from None
+        return [expand_home(a) for a in argv], False
+    if isinstance(cmd, list) and cmd and all(isinstance(c, str) for c in cmd) and "\x00" not in "".join(cmd):
+        if shell:
+            return " ".join(shlex.quote(c) for c in cmd), True
+        return [expand_home(a) for a in cmd], False
+    raise bad("command: expected a non-empty string or list of strings")
+
+
+def timeout_of(data, default=120.0, key="timeout", hi=MAX_EXEC_TIMEOUT):
+    t = data.get(key, default)
+    if isinstance(t, bool) or not isinstance(t, (int, float)) or not 0 < t <= hi:
+        raise bad(f"{key}: expected seconds in (0, {hi}], actual {t!r:.40}")
+    return float(t)
+
+
+class SpawnError(Exception):
+    """Raised by run(raise_spawn=True) when the program cannot be started at all."""
+
+
+def run(cmd, shell, timeout, env, raise_spawn=False):
+    """Run to completion: {status, output, error, returncode}. A timeout kills the whole process group."""
+    try:
+        p = subprocess.Popen(cmd, shell=shell, cwd=HOME, env=env, stdin=subprocess.DEVNULL,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    except (FileNotFoundError, PermissionError, NotADirectoryError, OSError) as exc:
+        if raise_spawn:
+            raise SpawnError(str(exc)) from None
+        return {"status": "error", "output": "", "error": str(exc), "returncode": 127}
+    try:
+        out, err = p.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        kill_group(p)
+        out, err = p.communicate()
+        return {"status": "timeout", "output": out[:MAX_OUTPUT].decode("utf-8", "replace"),
+                "error": f"timed out after {timeout:g} s", "returncode": -1}
+    return {"status": "success" if p.returncode == 0 else "error",
+            "output": out[:MAX_OUTPUT].decode("utf-8", "replace"),
+            "error": err[:MAX_OUTPUT].decode("utf-8", "replace"), "returncode": p.returncode}
+
+
+def kill_group(p):
+    try:
+        os.killpg(p.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def launch(cmd, shell, env):
+    """Start a detached process; a thread reaps it when it exits. Returns its pid."""
+    try:
+        p = subprocess.Popen(cmd, shell=shell, cwd=HOME, env=env, stdin=subprocess.DEVNULL,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    except (FileNotFoundError, PermissionError, NotADirectoryError) as exc:
+        raise bad(f"cannot launch {cmd!r:.100}: {exc}") from None
+    threading.Thread(target=p.wait, daemon=True).start()
+    return p.pid
+
+
+OPENERS = (  # (extensions, candidate programs): the first program on PATH opens the file
+    ((".doc", ".docx", ".odt", ".rtf"), ("libreoffice --writer", "mousepad")),
+    ((".xls", ".xlsx", ".ods", ".csv"), ("libreoffice --calc", "mousepad")),
+    ((".ppt", ".pptx", ".odp"), ("libreoffice --impress",)),
+    ((".html", ".htm", ".pdf"), ("chromium", "mousepad")),
+    ((".png", ".jpg", ".jpeg", ".gif", ".bmp", ".webp", ".svg", ".tif", ".tiff"), ("ristretto",)),
+)
+
+
+def opener(path):
+    """argv that opens ``path`` in the tier's matching application (gio's MIME defaults otherwise)."""
+    if os.path.isdir(path):
+        return ["pcmanfm", path]
+    ext = os.path.splitext(path)[1].lower()
+    for exts, programs in OPENERS:
+        if ext in exts:
+            for prog in programs:
+                argv = prog.split()
+                if shutil.which(argv[0]):
+                    return [*argv, path]
+    if ext in ("", ".txt", ".md", ".py", ".sh", ".json", ".xml", ".log", ".cfg", ".ini", ".yaml", ".yml"):
+        return ["mousepad", path]
+    return ["gio", "open", path]
+
+
+class Accessibility:
+    """Runs ``a11y.py`` with a deadline and a bound on what it may print."""
+
+    def __init__(self, env):
+        self.env = env
+        self.lock = threading.Lock()  # one walk at a time: a walk is CPU-heavy for every app
+
+    def _run(self, mode, timeout, max_nodes, max_bytes):
+        argv = [sys.executable, os.path.join(HERE, "a11y.py"), mode, "--max-nodes", str(max_nodes)]
+        with self.lock:
+            p = subprocess.Popen(argv, env=self.env(), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                 stderr=subprocess.PIPE, start_new_session=True)
+            try:
+                out, err = p.communicate(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                kill_group(p)
+                p.communicate()
+                raise HttpError(504, f"accessibility tree not read within {timeout:g} s") from None
+        if p.returncode != 0:
+            tail = err.decode("utf-8", "replace").strip().splitlines()[-1:] or ["no output"]
+            raise HttpError(500, f"reading the accessibility tree failed: {tail[0][:300]}")
+        if len(out) > max_bytes:
+            raise HttpError(413, f"accessibility tree of {len(out)} bytes exceeds max_bytes={max_bytes}")
+        return out.decode("utf-8", "replace")
+
+    def tree(self, timeout=10.0, max_nodes=20_000, max_bytes=32 * 2**20):
+        return self._run("tree", timeout, max_nodes, max_bytes)
+
+    def terminal(self, timeout=10.0):
+        out = self._run("terminal", timeout, 20_000, MAX_OUTPUT)
+        return out[1:] if out.startswith("\x00") else None
+
+
+class Recorder:
+    """One ffmpeg x11grab recording at a time, to an mp4 under /tmp."""
+
+    PATH = "/tmp/osgym-recording.mp4"
+
+    def __init__(self, display, env, size):
+        self.display = display
+        self.env = env
+        self.size = size
+        self.proc = None
+        self.lock = threading.Lock()
+        self.path = None
+
+    @property
+    def recording(self):
+        return self.proc is not None and self.proc.poll() is None
+
+    def start(self, fps=10, path=None):
+        path = path or self.PATH
+        with self.lock:
+            if self.recording:
+                raise HttpError(409, "a recording is already in progress")
+            for p in (path, path + ".log"):
+                if os.path.exists(p):
+                    os.unlink(p)
+            w, h = self.size()
+            argv = ["ffmpeg", "-nostdin", "-hide_banner", "-loglevel", "error", "-y",
+                    "-f", "x11grab", "-draw_mouse", "1", "-framerate", str(fps), "-video_size", f"{w}x{h}",
+                    "-i", self.display, "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p",
+                    "-movflags", "+faststart", path]
+            log = open(path + ".log", "wb")
+            try:
+                self.proc = subprocess.Popen(argv, env=self.env(), stdin=subprocess.DEVNULL, stdout=log, stderr=log,
+                                             start_new_session=True)
+            except FileNotFoundError as exc:
+                raise HttpError(500, f"cannot start ffmpeg: {exc}") from None
+            finally:
+                log.close()
+            self.path = path
+            # Started = ffmpeg still runs once it has opened the display (polled, at most 5 s).
+            deadline = time.monotonic() + 5
+            while time.monotonic() < deadline:
+                if self.proc.poll() is not None:
+                    err = self._log_tail()
+                    self.proc = None
+                    raise HttpError(500, f"ffmpeg exited at start: {err}")
+                if os.path.exists(path):
+                    break
+                time.sleep(0.05)
+            return {"status": "success", "path": path, "fps": fps, "size": [w, h]}
+
+    def _log_tail(self):
+        try:
+            with open((self.path or self.PATH) + ".log", "rb") as f:
+                return f.read()[-500:].decode("utf-8", "replace").strip()
+        except OSError:
+            return ""
+
+    def stop(self):
+        """Stop gracefully (SIGINT lets ffmpeg write the index); returns the mp4's path."""
+        with self.lock:
+            if not self.recording:
+                self.proc = None
+                raise HttpError(409, "no recording in progress")
+            p, self.proc = self.proc, None
+            p.send_signal(signal.SIGINT)
+            try:
+                p.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                kill_group(p)
+                p.wait()
+                raise HttpError(500, "ffmpeg did not stop within 15 s and was killed") from None
+            if not os.path.exists(self.path) or os.path.getsize(self.path) == 0:
+                raise HttpError(500, f"recording is empty: {self._log_tail()}")
+            return self.path
+
+    def close(self):
+        if self.recording:
+            kill_group(self.proc)

@@ -1,0 +1,49 @@
+"""Helpers for the pool tests: drive a Collector in a plain loop, and make replicas misbehave."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from osgym.collect import Collector, EpisodeJob
+from osgym.errors import ReplicaError
+from osgym.trajectory import EpisodeResult
+
+
+def run_jobs(collector: Collector, jobs: list[EpisodeJob], workers: int, retries: int = 2) -> list[EpisodeResult]:
+    """What the collect flow does, without Prefect: each job retried on a fresh replica after a replica fault."""
+
+    def one(job: EpisodeJob) -> EpisodeResult:
+        for attempt in range(1, retries + 2):
+            try:
+                return collector.run_job(job, attempt=attempt, final=attempt > retries)
+            except ReplicaError:
+                continue
+        raise AssertionError("unreachable: the final attempt never raises a replica fault")
+
+    with ThreadPoolExecutor(max_workers=workers) as ex:
+        return list(ex.map(one, jobs))
+
+
+def host_pids(container: Any) -> list[int]:
+    """Host PIDs of every process in a container (``docker top``)."""
+    top = container.top(ps_args="-eo pid")
+    col = top["Titles"].index("PID")
+    return [int(p[col]) for p in top["Processes"]]
+
+
+def sigstop(container: Any) -> None:
+    """Hang a replica: SIGSTOP every process in it (``docker pause`` freezes cgroups instead)."""
+    for pid in host_pids(container):
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGSTOP)
+
+
+def push_past_memory_limit(container: Any) -> None:
+    """Allocate more than the replica's memory limit inside it (the OOM killer answers)."""
+    container.client.api.exec_start(
+        container.client.api.exec_create(container.id, ["python3", "-c", "x = bytearray(2 * 10**9)"])["Id"],
+        detach=True)

@@ -1,0 +1,183 @@
+"""The native control API's endpoints against a real replica: observation, processes, windows, files, recording."""
+
+from __future__ import annotations
+
+import io
+import socket
+import time
+import xml.etree.ElementTree as ET
+
+import pytest
+from PIL import Image
+
+from osgym.actions import MoveTo
+from osgym.errors import RequestRejected
+from osgym.replica import Replica
+
+ST = "{https://accessibility.ubuntu.example.org/ns/state}"
+
+
+def test_jpeg_screenshot_with_quality_and_max_side(shared_replica: Replica) -> None:
+    small = shared_replica.screenshot(format="jpeg", quality=30, max_side=640)
+    big = shared_replica.screenshot(format="jpeg", quality=95)
+    img = Image.open(io.BytesIO(small.data))
+    assert img.format == "JPEG"
+    assert img.size == (small.width, small.height) == (640, 400)
+    assert Image.open(io.BytesIO(big.data)).size == (1280, 800)
+    assert len(small.data) < len(big.data)
+
+
+def test_screenshot_draws_the_cursor(shared_replica: Replica) -> None:
+    shared_replica.act([MoveTo(x=1000, y=100)])  # over the bare (black) root window
+    api = shared_replica.api
+    with_cursor = Image.open(io.BytesIO(api.request("GET", "/screenshot", params={"cursor": "1"}).content))
+    without = Image.open(io.BytesIO(api.request("GET", "/screenshot", params={"cursor": "0"}).content))
+    box = (990, 90, 1030, 130)
+    assert with_cursor.crop(box).tobytes() != without.crop(box).tobytes()
+    far = (100, 600, 140, 640)
+    assert with_cursor.crop(far).tobytes() == without.crop(far).tobytes()
+
+
+def test_pointer_endpoint(shared_replica: Replica) -> None:
+    shared_replica.act([MoveTo(x=7, y=9)])
+    assert shared_replica.pointer() == (7, 9)
+
+
+def test_execute_times_out_and_kills_the_command(shared_replica: Replica) -> None:
+    t0 = time.monotonic()
+    r = shared_replica.execute("echo started; sleep 30", timeout=1)
+    assert r.status == "timeout"
+    assert r.output == "started\n"
+    assert time.monotonic() - t0 < 10
+    assert "sleep 30" not in shared_replica.execute(["ps", "-eo", "args"]).output
+
+
+def test_execute_splits_strings_like_a_shell_when_shell_is_false(shared_replica: Replica) -> None:
+    r = shared_replica.execute("printf '%s|' 'a b' ~/x", shell=False)
+    assert r.output == "a b|/home/user/x|"
+
+
+def test_python_and_pyautogui_are_installed_and_quiet(shared_replica: Replica) -> None:
+    code = "import pyautogui; pyautogui.FAILSAFE = False; pyautogui.moveTo(33, 44); print(pyautogui.size())"
+    r = shared_replica.execute(["python", "-c", code])
+    assert (r.returncode, r.output, r.error) == (0, "Size(width=1280, height=800)\n", "")
+    assert shared_replica.pointer() == (33, 44)
+
+
+def test_home_folders_exist(shared_replica: Replica) -> None:
+    r = shared_replica.execute("ls -d ~/Desktop ~/Documents ~/Downloads && command -v ffmpeg tint2 pcmanfm ristretto")
+    assert r.returncode == 0, r.error
+
+
+def _windows(replica: Replica) -> list[dict[str, object]]:
+    return replica.api.request("GET", "/windows").json()["windows"]  # type: ignore[no-any-return]
+
+
+def test_launch_windows_activate_wait_and_close(shared_replica: Replica) -> None:
+    # xterm's shell retitles the window, so the windows are told apart by WM instance name (-name).
+    shared_replica.launch(["xterm", "-name", "firstterm"])
+    shared_replica.wait_window("firstterm", focused=True)
+    shared_replica.launch(["xterm", "-name", "secondterm"])
+    shared_replica.wait_window("secondterm", focused=True)
+    listed = _windows(shared_replica)
+    by_instance = {w["wm_instance"]: w for w in listed}
+    assert not by_instance["firstterm"]["focused"]
+    assert all({"id", "title", "x", "y", "width", "height", "focused", "wm_class"} <= set(w) for w in listed)
+    shared_replica.activate_window("firstterm")
+    assert shared_replica.wait_window("firstterm", focused=True, timeout=5).focused
+    for name in ("firstterm", "secondterm"):
+        shared_replica.close_window(name)
+    deadline = time.monotonic() + 10
+    while any(w["wm_instance"].endswith("term") for w in _windows(shared_replica)):
+        assert time.monotonic() < deadline, "windows did not close"
+        time.sleep(0.05)
+    with pytest.raises(RequestRejected) as info:
+        shared_replica.activate_window("no-such-window")
+    assert info.value.status == 404
+
+
+def test_file_put_and_get_round_trip_and_confinement(shared_replica: Replica) -> None:
+    data = bytes(range(256)) * 1000
+    shared_replica.write_file("/tmp/sub/dir/blob.bin", data)
+    assert shared_replica.read_file("/tmp/sub/dir/blob.bin") == data
+    for path in ("/tmp/../etc/passwd", "~/../../etc/passwd", "/proc/self/environ", "/opt/osgym/api.py"):
+        with pytest.raises(RequestRejected) as info:
+            shared_replica.read_file(path)
+        assert info.value.status == 403, path
+    with pytest.raises(RequestRejected) as info:
+        shared_replica.write_file("/etc/evil", b"x")
+    assert info.value.status == 403
+    with pytest.raises(RequestRejected) as info:
+        shared_replica.read_file("/tmp/does-not-exist")
+    assert info.value.status == 404
+
+
+def test_accessibility_tree_shows_an_applications_widgets(shared_replica: Replica) -> None:
+    shared_replica.launch(["mousepad"])
+    shared_replica.wait_window("mousepad", focused=True)
+    deadline = time.monotonic() + 15
+    while True:  # an application registers with AT-SPI shortly after it maps its window
+        root = ET.fromstring(shared_replica.accessibility())
+        frames = [el for el in root.iter("frame") if "Mousepad" in el.get("name", "")]
+        if frames or time.monotonic() > deadline:
+            break
+        time.sleep(0.2)
+    assert root.tag == "desktop-frame"
+    assert frames, ET.tostring(root)[:500]
+    assert frames[0].get(f"{ST}active") == "true"
+    assert any(el.get("name") == "File" for el in frames[0].iter("menu"))
+    small = ET.fromstring(shared_replica.accessibility(max_nodes=3))
+    assert small.get("truncated") == "true"
+    assert sum(1 for _ in small.iter()) <= 5
+    shared_replica.close_window("mousepad")
+
+
+def test_recording_produces_an_mp4(shared_replica: Replica) -> None:
+    shared_replica.start_recording(fps=10)
+    with pytest.raises(RequestRejected) as info:
+        shared_replica.start_recording()
+    assert info.value.status == 409
+    shared_replica.act([MoveTo(x=100, y=100), MoveTo(x=600, y=500)], settle=0.5)
+    mp4 = shared_replica.stop_recording()
+    assert mp4[4:8] == b"ftyp"
+    assert len(mp4) > 1000
+    with pytest.raises(RequestRejected):
+        shared_replica.api.request("POST", "/recording/stop")
+
+
+def _raw(replica: Replica, request: bytes) -> tuple[int, bytes]:
+    """Send raw bytes to the replica's Unix socket and return (status, body)."""
+    token = replica.api._http.headers["Authorization"].encode()
+    request = request.replace(b"AUTH", token)
+    sock_path = replica.api.endpoint[len("unix:"):]
+    with socket.socket(socket.AF_UNIX) as s:
+        s.settimeout(10)
+        s.connect(sock_path)
+        s.sendall(request)
+        data = b""
+        while chunk := s.recv(65536):
+            data += chunk
+            if b"\r\n\r\n" in data:
+                head, _, body = data.partition(b"\r\n\r\n")
+                length = int(next((h.split(b":")[1] for h in head.split(b"\r\n") if
+                                   h.lower().startswith(b"content-length")), b"0"))
+                if len(body) >= length:
+                    break
+    status = int(data.split(b" ", 2)[1])
+    return status, data.partition(b"\r\n\r\n")[2]
+
+
+@pytest.mark.parametrize(("request_bytes", "status"), [
+    (b"POST /actions HTTP/1.1\r\nAuthorization: AUTH\r\nContent-Length: 999999999\r\n\r\n", 413),
+    (b"POST /actions HTTP/1.1\r\nAuthorization: AUTH\r\nContent-Length: -4\r\n\r\n", 400),
+    (b"POST /actions HTTP/1.1\r\nAuthorization: AUTH\r\nContent-Length: ten\r\n\r\n", 400),
+    (b"POST /actions HTTP/1.1\r\nAuthorization: AUTH\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n", 411),
+    (b"BREW /health HTTP/1.1\r\nAuthorization: AUTH\r\n\r\n", 501),
+    (b"PATCH /health HTTP/1.1\r\nAuthorization: AUTH\r\n\r\n", 501),
+    (b"DELETE /health HTTP/1.1\r\nAuthorization: AUTH\r\nConnection: close\r\n\r\n", 405),
+])
+def test_protocol_errors_are_json(shared_replica: Replica, request_bytes: bytes, status: int) -> None:
+    got, body = _raw(shared_replica, request_bytes)
+    assert got == status
+    assert b'"error"' in body
+    assert shared_replica.health()["status"] == "ok"

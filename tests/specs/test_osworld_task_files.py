@@ -1,0 +1,82 @@
+"""Task files written by hand in OSWorld's exact JSON format load unchanged and run on real replicas."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from osgym.episode import EpisodeLimits, run_episode
+from osgym.errors import TaskLoadError
+from osgym.policies.noop import NoopPolicy
+from osgym.policies.scripted import ScriptedPolicy
+from osgym.pool import ReplicaPool
+from osgym.specs.task import OracleStep, TaskSpec, load_task
+
+HERE = Path(__file__).parent / "osworld_tasks"
+LIMITS = EpisodeLimits(max_steps=20, deadline_s=120, settle_s=0.5)
+
+# OSWorld files carry no solution; the tests attach one to show each task can be solved and judged.
+ORACLES = {
+    "terminal_chmod": [
+        {"op": "wait_window", "args": {"title": "xterm"}},
+        {"op": "click_window", "args": {"title": "xterm"}},
+        {"op": "type", "args": {"text": "chmod a+x ~/Desktop/backup.sh\n"}},
+        {"op": "done"},
+    ],
+    "file_shopping_list": [
+        {"op": "wait_window", "args": {"title": "shopping.txt"}},
+        {"op": "click_window", "args": {"title": "shopping.txt"}},
+        {"op": "hotkey", "args": {"keys": ["ctrl", "a"]}},
+        {"op": "type", "args": {"text": "bread\nmilk\noranges\n"}},
+        {"op": "hotkey", "args": {"keys": ["ctrl", "s"]}},
+        {"op": "wait_gone", "args": {"title": "*"}},
+        {"op": "done"},
+    ],
+    "infeasible_bluetooth": [{"op": "fail"}],
+}
+
+
+def _load(name: str) -> TaskSpec:
+    return load_task(HERE / f"{name}.json")
+
+
+def _solvable(name: str) -> TaskSpec:
+    return _load(name).model_copy(update={"oracle": [OracleStep(**o) for o in ORACLES[name]]})
+
+
+def test_osworld_files_load_unchanged() -> None:
+    term, files, infeasible = _load("terminal_chmod"), _load("file_shopping_list"), _load("infeasible_bluetooth")
+    assert term.evaluator.funcs == ["exact_match"] and term.evaluator.results[0].type == "vm_command_line"
+    assert files.evaluator.funcs == ["check_include_exclude"]
+    assert infeasible.infeasible and infeasible.config == []
+    assert term.snapshot == "os" and term.model_extra == {"trajectory": "trajectories/"}
+    assert [s.type for s in term.config] == ["execute", "launch", "sleep"]
+
+
+def test_unknown_config_type_fails_at_load_naming_type_and_task() -> None:
+    with pytest.raises(TaskLoadError) as info:
+        load_task(HERE / "invalid" / "unknown_config_type.json")
+    msg = str(info.value)
+    assert "'googledrive'" in msg and "0f9e8d7c-6b5a-4c3d-2e1f-0a9b8c7d6e5f" in msg, msg
+
+
+@pytest.mark.parametrize("bad, named", [
+    ({"func": "compare_pdfs"}, "'compare_pdfs'"),
+    ({"func": "exact_match", "result": {"type": "vm_screen_size"}}, "'vm_screen_size'"),
+])
+def test_unknown_metric_or_getter_fails_at_load(bad: dict, named: str) -> None:
+    with pytest.raises(TaskLoadError, match=named):
+        load_task({"id": "t-bad", "instruction": "x", "config": [], "evaluator": bad})
+
+
+@pytest.mark.docker
+@pytest.mark.parametrize("name", sorted(ORACLES))
+def test_osworld_file_runs_solved_and_unsolved(shared_pool: ReplicaPool, name: str) -> None:
+    with shared_pool.lease(timeout=120) as r:
+        solved = run_episode(r, _solvable(name), ScriptedPolicy(), limits=LIMITS)
+    with shared_pool.lease(timeout=120) as r:
+        idle = run_episode(r, _load(name), NoopPolicy(), limits=LIMITS)
+    assert solved.error_class is None, solved.error_message
+    assert solved.score == 1.0 and solved.termination == ("fail" if name.startswith("infeasible") else "done")
+    assert idle.error_class is None and idle.score == 0.0
