@@ -221,17 +221,33 @@ def _active_level(image: str, args: argparse.Namespace, level: int) -> None:
                 nxt += args.period
 
         cpu0 = _cpu_seconds()
+        ids = [r.container.id for r in replicas]
+        rcpu0 = _container_cpu_seconds(ids)
         threads = [threading.Thread(target=stepper, args=(i, r)) for i, r in enumerate(replicas)]
         for t in threads:
             t.start()
         for t in threads:
             t.join()
         busy = (_cpu_seconds() - cpu0) / args.duration
+        per_replica = (_container_cpu_seconds(ids) - rcpu0) / args.duration / level
         for r in replicas:
             pool.release(r)
     emit(bench="active_density", replicas=level, period_s=args.period, steps=len(lat), errors=len(errors),
          p50_ms=pct(lat, 50) * 1e3, p95_ms=pct(lat, 95) * 1e3, format=args.format, screen=args.screen,
-         machine_cores_busy=busy, load1=_load1(), first_error=errors[0] if errors else None)
+         machine_cores_busy=busy, replica_cores_each=per_replica, load1=_load1(),
+         first_error=errors[0] if errors else None)
+
+
+def _container_cpu_seconds(ids: list[str]) -> float:
+    """CPU seconds the containers used (cgroup v1 cpuacct; the control client's own CPU is not included)."""
+    total = 0
+    for cid in ids:
+        try:
+            with open(f"/sys/fs/cgroup/cpuacct/docker/{cid}/cpuacct.usage") as f:
+                total += int(f.read())
+        except OSError:
+            continue
+    return total / 1e9
 
 
 def _cpu_seconds() -> float:

@@ -11,6 +11,7 @@ history, is the ledger of record.
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from collections.abc import Callable
@@ -24,9 +25,10 @@ from prefect.task_runners import ThreadPoolTaskRunner
 from flows.report import publish_report_artifacts
 from osgym import images
 from osgym.collect import Collector, EpisodeJob, EpisodeSummary, new_run_id, plan_jobs, run_config
+from osgym.events import events_table
 from osgym.pool import PoolEvent, ReplicaPool
 from osgym.recipe import Recipe, load_recipe
-from osgym.store import DatasetWriter
+from osgym.store import DatasetWriter, write_sidecar
 from tasks.episode import run_episode_task
 
 LISTENERS: list[Callable[[EpisodeSummary], None]] = []
@@ -93,8 +95,9 @@ def collect(
         done = writer.committed_episode_ids()
         todo = [j for j in mine if j.episode_id not in done]
         progress = create_progress_artifact(0.0, key="collect-progress", description=f"osgym collect {run_id}")
-        with ReplicaPool(image, rec.replicas, standby=rec.standby, screen=rec.screen,
-                         egress=rec.egress == "open", on_event=_pool_event) as pool:
+        with ReplicaPool(image, rec.replicas, standby=rec.standby, screen=rec.screen, hosts=rec.hosts,
+                         host_name=os.environ.get("OSGYM_HOST_NAME", "local"), compat=rec.compat,
+                         force=rec.force, egress=rec.egress == "open", on_event=_pool_event) as pool:
             collector = Collector(rec, pool, image, jobs=jobs, sink=_locked(writer.add))
             _ACTIVE[run_id] = collector
             try:
@@ -109,6 +112,8 @@ def collect(
                     update_progress_artifact(progress, 100.0 * (start + len(batch)) / max(len(todo), 1))
             finally:
                 _ACTIVE.pop(run_id, None)
+                write_sidecar(rec.store, rec.dataset_name, "pool_events", run_id, f"{part or 'events'}-{pool.name}",
+                              events_table(pool.events, run_id))
         manifest = writer.finalize()
     elapsed = time.monotonic() - t0
     summary = {"run_id": run_id, "shard": shard, "dataset": rec.dataset_name, "store": rec.store, "image": image,

@@ -26,9 +26,10 @@ from typing import Any
 
 from osgym import cost
 
-REPLICA_FOOTPRINT_MIB = 33.0
-"""Measured resident memory of one ready idle replica (1280x800 and 1920x1080 alike within 1 MiB),
-containerd shim and cgroup overhead included; see bench/results/pool.md."""
+REPLICA_FOOTPRINT_MIB = 59.0
+"""Measured memory of one ready idle replica at 1920x1080 with the desktop image of 2026-11-30 (Xvfb, openbox,
+tint2, D-Bus, AT-SPI and the control server): 56 MiB PSS of its processes plus 2.6 MiB PSS of its containerd
+shim; ``free`` says 59-62 MiB per replica at 50-300 replicas. See bench/results/pool.md."""
 
 CPU_PER_REPLICA = 0.01
 """Cores one replica uses when stepped once every 5 s (a step = a small action + screenshot);

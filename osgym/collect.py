@@ -20,7 +20,7 @@ from osgym.policies.base import Policy
 from osgym.pool import ReplicaPool
 from osgym.recipe import PolicySpec, Recipe
 from osgym.specs.task import TaskSpec
-from osgym.suites import load_suite
+from osgym.suites import expand
 from osgym.trajectory import EpisodeResult, Trajectory, utcnow
 
 
@@ -48,19 +48,17 @@ class EpisodeJob:
 
 
 def plan_jobs(recipe: Recipe, run_id: str) -> list[EpisodeJob]:
-    """Expand a recipe into its episodes: tasks round-robin, seeds ``recipe.seed + i``.
+    """Expand a recipe into its episodes: generated task variants, seeds ``recipe.seed + i``.
+
+    Deterministic, and a plan for more episodes starts with the plan for fewer,
+    so a resumed run keeps its episode ids.
 
     Raises:
-        ConfigError: if the recipe names tasks that the suite does not have.
+        ConfigError: if the recipe names templates that the suite does not have.
+        TaskLoadError: if the suite does not exist.
     """
-    tasks = load_suite(recipe.suite)
-    if recipe.tasks:
-        known = {t.id for t in tasks}
-        missing = [t for t in recipe.tasks if t not in known]
-        if missing:
-            raise ConfigError(f"recipe field 'tasks': {missing} not in suite {recipe.suite} (has {sorted(known)})")
-        tasks = [t for t in tasks if t.id in recipe.tasks]
-    return [EpisodeJob(run_id, tasks[i % len(tasks)], recipe.seed + i, i) for i in range(recipe.episodes)]
+    tasks = expand(recipe.suite, recipe.tasks, recipe.episodes, recipe.seed)
+    return [EpisodeJob(run_id, t, recipe.seed + i, i) for i, t in enumerate(tasks)]
 
 
 def make_policy(spec: PolicySpec) -> Policy:

@@ -8,7 +8,7 @@ A replica costs its share of the host it runs on::
 
 ``replicas_per_host`` is the packing density, the figure that matters most. It
 is the smaller of a memory bound and a CPU bound (:func:`replicas_per_host`).
-An idle 1920x1080 replica was measured here at about 31.3 MiB, so memory almost
+An idle 1920x1080 replica was measured here at about 59 MiB (bench/bench_pool.py), so memory almost
 never binds; an *active* replica is CPU bound (X rendering, the apps, frame
 encoding), so the default density comes from a per-replica vCPU figure that the
 caller should replace with the pool's measured one.
@@ -37,7 +37,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 SECONDS_PER_DAY = 86_400
 
-IDLE_REPLICA_MEM_MIB = 31.3
+IDLE_REPLICA_MEM_MIB = 59.0
 """Measured resident memory of one idle replica at 1920x1080 (design notes)."""
 
 DEFAULT_REPLICA_CPUS = 0.5

@@ -782,9 +782,10 @@ def reap(
 
     Touches nothing without osgym's ``osgym.pool`` label. With ``pool``, removes
     that pool's containers whoever started them. Without it, removes only
-    orphans: containers whose owning process (``osgym.owner`` label) is gone, so
-    a pool another process is using on a shared host survives; ``all_owners``
-    removes every osgym container on the host.
+    orphans: containers whose owning process (``osgym.owner`` label) is gone
+    from this machine, so a pool another process is using on a shared host
+    survives; ``all_owners`` removes every osgym container on the host
+    (including ones without an owner label, from older osgym versions).
 
     Returns the number of containers removed.
     """
@@ -795,8 +796,9 @@ def reap(
     dirs: set[Path] = set()
     for c in client.api.containers(all=True, filters={"label": label}):
         labels = c.get("Labels") or {}
-        if pool is None and not all_owners and owner_alive(labels.get(OWNER_LABEL)) is not False:
-            continue
+        owner = labels.get(OWNER_LABEL)
+        if pool is None and not all_owners and (not owner or owner_alive(owner) is not False):
+            continue  # a live owner, one on another machine, or none recorded: not provably orphaned
         name = labels.get(POOL_LABEL, "")
         if labels.get(RUN_DIR_LABEL):
             dirs.add(Path(labels[RUN_DIR_LABEL]))

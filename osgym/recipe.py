@@ -54,6 +54,9 @@ class Recipe(_Strict):
     standby: int = Field(1, ge=0, le=1024)
     screen: tuple[int, int] = (1920, 1080)
     egress: Literal["none", "open"] = "none"
+    hosts: list[str] | None = None
+    compat: bool = False
+    force: bool = False
     observation: ObservationSpec = ObservationSpec()
     max_steps: int = Field(15, ge=1, le=1000)
     episode_timeout_s: float = Field(300, gt=0)

@@ -79,6 +79,7 @@ __all__ = [
     "duckdb_s3_route",
     "export_jsonl",
     "merge_parts",
+    "write_sidecar",
     "open_dataset",
     "parse_uri",
     "write_dataset_card",
@@ -1166,3 +1167,24 @@ def merge_parts(
     except StoreError as exc:
         log.error("run %s is committed but the dataset card was not written: %s", run_id, exc)
     return manifest
+
+
+def write_sidecar(
+    uri: str | os.PathLike[str], dataset: str, table: str, run_id: str, name: str, data: pa.Table,
+    *, s3: S3Options | None = None,
+) -> str:
+    """Write a small auxiliary table (e.g. ``pool_events``) as ``<table>/run=<run_id>/<name>.parquet``.
+
+    Sidecar tables are not listed in manifests; they are written whole (rename or PUT),
+    so a reader never sees half of one. Returns the file's URI.
+    """
+    _check_name("table", table)
+    _check_name("run_id", run_id)
+    _check_name("name", name)
+    backend = _open_backend(uri, dataset, s3)
+    backend.check()
+    sink = pa.BufferOutputStream()
+    pq.write_table(data, sink, compression=DEFAULT_COMPRESSION)
+    rel = f"{table}/{PARTITION_KEY}={run_id}/{name}.parquet"
+    backend.put_bytes(rel, sink.getvalue().to_pybytes(), "application/vnd.apache.parquet")
+    return backend.uri(rel)

@@ -48,6 +48,10 @@ def test_flow_collects_every_task_into_parquet_read_by_duckdb(tmp_path: Path) ->
         img = Image.open(io.BytesIO(s[2]))
         assert img.format == "PNG" and img.size == (s[4], s[5]) == (1280, 800)
 
+    events = duckdb.sql(f"select event, count(*) from read_parquet('{root}/pool_events/*/*.parquet') group by 1")
+    counts = dict(events.fetchall())
+    assert counts["leased"] == 3 and counts["ready"] >= 3 and counts["removed"] >= 3
+
     con2 = analytics.connect(str(tmp_path / "data"), "flowtest")
     summ = analytics.summary(con2)
     assert summ["episodes"] == 3 and summ["success_rate"] == 1.0

@@ -5,7 +5,7 @@ from __future__ import annotations
 import docker
 import pytest
 
-from osgym.errors import PoolError, ReplicaUnreachable
+from osgym.errors import PoolError, ReplicaUnreachable, RequestRejected
 from osgym.pool import POOL_LABEL, REPLICA_LABEL, ReplicaPool, reap
 
 
@@ -34,7 +34,7 @@ def test_release_replaces_the_container(make_pool, docker_client) -> None:  # ty
         r.write_file("/tmp/dirty", b"x")
     with pool.lease(timeout=30) as r2:
         assert r2.container.id != first
-        with pytest.raises(Exception):
+        with pytest.raises(RequestRejected):
             r2.read_file("/tmp/dirty")
     ids = {c.id for c in _labelled(docker_client, pool.name)}
     assert first not in ids

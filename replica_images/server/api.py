@@ -40,7 +40,8 @@ def _str(a, key, max_len=10000):
 
 
 def _button(a):
-    b = a.get("button", "left")
+    b = a.get("button")
+    b = "left" if b is None else b  # null means absent, as for every optional field
     if b not in ("left", "middle", "right"):
         raise bad(f"{a.get('action_type')}: button expected left|middle|right, actual {b!r:.20}")
     return b
@@ -233,19 +234,19 @@ class App:
         if t == "MOVE_TO":
             i.move(x, y)
         elif t == "CLICK":
-            i.click(x, y, a.get("button", "left"), int(a.get("num_clicks", 1)))
+            i.click(x, y, a.get("button") or "left", int(a.get("num_clicks") or 1))
         elif t == "RIGHT_CLICK":
             i.click(x, y, "right")
         elif t == "DOUBLE_CLICK":
             i.click(x, y, "left", 2)
         elif t == "MOUSE_DOWN":
-            i.button(a.get("button", "left"), True)
+            i.button(a.get("button") or "left", True)
         elif t == "MOUSE_UP":
-            i.button(a.get("button", "left"), False)
+            i.button(a.get("button") or "left", False)
         elif t == "DRAG_TO":
             i.drag_to(x, y)
         elif t == "SCROLL":
-            i.scroll(a.get("dx", 0), a.get("dy", 0), x, y)
+            i.scroll(a.get("dx") or 0, a.get("dy") or 0, x, y)
         elif t == "TYPING":
             i.type_text(a["text"])
         elif t == "PRESS":
@@ -257,7 +258,8 @@ class App:
         elif t == "HOTKEY":
             i.hotkey(a["keys"])
         elif t == "WAIT":
-            time.sleep(float(a.get("seconds", 1.0)))
+            seconds = a.get("seconds")
+            time.sleep(1.0 if seconds is None else float(seconds))
 
     # ---- processes ---------------------------------------------------------
     def execute(self, q, body):

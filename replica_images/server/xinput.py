@@ -1,8 +1,9 @@
 """Keyboard and mouse input through the XTEST extension, in-process.
 
 One X connection, guarded by a lock: python-xlib displays are not thread-safe.
-Input requests are flushed as they are made and synced once per batch (``sync``),
-except after a keyboard remap, which must reach the server before the key that uses it.
+Every event is synced (one round trip each): Xvfb applies a button at the pointer position
+of when it *processes* the event, so a move must land before the next button, and keys stay
+paced as pyautogui paces them (it syncs per event too). ``sync`` ends a batch.
 """
 
 import threading
@@ -83,7 +84,7 @@ class XInput:
             if shift:
                 xtest.fake_input(self.d, X.KeyPress, self._keycode(XK.XK_Shift_L)[0])
             xtest.fake_input(self.d, X.KeyPress, code)
-            self.d.flush()
+            self.d.sync()
 
     def key_up(self, name):
         with self.lock:
@@ -91,7 +92,7 @@ class XInput:
             xtest.fake_input(self.d, X.KeyRelease, code)
             if shift:
                 xtest.fake_input(self.d, X.KeyRelease, self._keycode(XK.XK_Shift_L)[0])
-            self.d.flush()
+            self.d.sync()
 
     def press(self, name):
         with self.lock:
@@ -106,7 +107,7 @@ class XInput:
                 xtest.fake_input(self.d, X.KeyPress, c)
             for c in reversed(codes):
                 xtest.fake_input(self.d, X.KeyRelease, c)
-            self.d.flush()
+            self.d.sync()
 
     def type_text(self, text, interval=0.0):
         with self.lock:
@@ -119,12 +120,12 @@ class XInput:
     def move(self, x, y):
         with self.lock:
             xtest.fake_input(self.d, X.MotionNotify, x=int(x), y=int(y))
-            self.d.flush()
+            self.d.sync()
 
     def button(self, button, down):
         with self.lock:
             xtest.fake_input(self.d, X.ButtonPress if down else X.ButtonRelease, BUTTONS[button])
-            self.d.flush()
+            self.d.sync()
 
     def click(self, x=None, y=None, button="left", clicks=1):
         with self.lock:
@@ -154,7 +155,7 @@ class XInput:
                 for _ in range(abs(int(amount))):
                     xtest.fake_input(self.d, X.ButtonPress, b)
                     xtest.fake_input(self.d, X.ButtonRelease, b)
-            self.d.flush()
+            self.d.sync()
 
     def sync(self):
         """Wait until the X server has processed every input sent so far (one round trip per batch,

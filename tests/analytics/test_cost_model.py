@@ -68,7 +68,7 @@ def test_assumptions_state_price_source_and_density() -> None:
     assert "m7i.4xlarge" in text and "$0.8064/hour" in text
     assert DEFAULT_PRICE.source in text and "2026-11-30" in text
     assert "32 replicas per host" in text and "$0.6048/replica-day" in text
-    assert "31.3 MiB" in text
+    assert f"{cost.IDLE_REPLICA_MEM_MIB} MiB" in text
 
 
 def test_doctests() -> None:

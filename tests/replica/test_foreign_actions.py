@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 from osgym.action_parsers import parse_anthropic, parse_pyautogui, parse_uitars
 from osgym.actions import Click
+from osgym.errors import RequestRejected
 from osgym.replica import Replica
 
 
@@ -16,9 +18,18 @@ def test_pyautogui_code_types_text_that_the_editor_saves(replica: Replica) -> No
     replica.act(parse_pyautogui("import pyautogui\npyautogui.typewrite('hello from pyautogui')\n"
                                 "pyautogui.hotkey('ctrl', 's')"))
     replica.wait_window("save as", focused=True)
-    replica.act(parse_pyautogui("pyautogui.hotkey('ctrl', 'a')\npyautogui.write('/tmp/pg.txt')"), settle=1.0)
-    replica.act(parse_pyautogui("pyautogui.press('enter')"))
-    replica.wait_window("pg.txt")
+    replica.act([], settle=3.0)  # the dialog maps before its name entry has the keyboard focus
+    replica.act(parse_pyautogui("pyautogui.hotkey('ctrl', 'a')\npyautogui.write('/tmp/pg.txt')"), settle=2.0)
+    for _attempt in range(3):  # under load GTK's path completion pop-up can swallow the first Enter
+        replica.act(parse_pyautogui("pyautogui.press('enter')"))
+        try:
+            replica.wait_window("pg.txt", timeout=7)
+            break
+        except RequestRejected:
+            continue
+    else:
+        Path("/tmp/osgym-save-failure.png").write_bytes(replica.screenshot().data)  # for diagnosis
+        raise AssertionError(f"not saved; windows: {replica.windows()}")
     assert replica.read_file("/tmp/pg.txt").decode().strip() == "hello from pyautogui"
 
 

@@ -23,9 +23,13 @@ BAD_NUMBERS = st.one_of(st.none(), st.booleans(), st.text(max_size=10), st.lists
                         st.floats(allow_nan=True, allow_infinity=True).filter(lambda f: not -100 <= f <= 20_000))
 BAD_STRINGS = st.one_of(st.none(), st.booleans(), st.integers(), st.lists(st.text(max_size=3), max_size=3),
                         st.just(""), st.just("not-a-key-name-xyz"))
-BAD_BUTTONS = st.one_of(BAD_NUMBERS, st.text(max_size=10).filter(lambda b: b not in ("left", "middle", "right")))
-BAD_FIELDS = {"x": BAD_NUMBERS, "y": BAD_NUMBERS, "dy": BAD_NUMBERS, "button": BAD_BUTTONS, "text": BAD_STRINGS,
-              "key": BAD_STRINGS, "keys": BAD_STRINGS, "seconds": st.sampled_from([-1, 61, 1e9, "soon", [1]])}
+NOT_NULL = BAD_NUMBERS.filter(lambda v: v is not None)  # null means "absent" for optional fields
+BAD_BUTTONS = st.one_of(NOT_NULL, st.text(max_size=10).filter(lambda b: b not in ("left", "middle", "right")))
+BAD_TEXT = BAD_STRINGS.filter(lambda v: not (isinstance(v, str) and v))  # any non-empty string is typable
+BAD_FIELDS = {"x": BAD_NUMBERS, "y": BAD_NUMBERS, "dy": NOT_NULL, "button": BAD_BUTTONS, "text": BAD_TEXT,
+              "key": BAD_STRINGS,
+              "keys": st.sampled_from([None, 3, "ctrl", [], ["a"] * 7, ["no-such-key"], [""], [1], ["ctrl", None]]),
+              "seconds": st.sampled_from([-1, 61, 1e9, "soon", [1]])}
 
 
 @st.composite
@@ -93,3 +97,12 @@ def test_malformed_requests_get_a_json_4xx(shared_replica: Replica, request: tup
 def test_the_replica_still_answers_after_the_fuzzing(shared_replica: Replica) -> None:
     assert shared_replica.health()["status"] == "ok"
     assert shared_replica.screenshot(max_side=64).data
+
+
+def test_null_optional_fields_mean_absent(shared_replica: Replica) -> None:
+    body = {"actions": [{"action_type": "SCROLL", "dx": 1, "dy": None, "x": None, "y": None},
+                        {"action_type": "CLICK", "x": 5, "y": 5, "button": None, "num_clicks": None},
+                        {"action_type": "WAIT", "seconds": 0}]}
+    r = shared_replica.api._http.post("/actions", json=body)
+    assert r.status_code == 200, r.text
+    assert r.json()["performed"] == 3
