@@ -8,14 +8,19 @@ is left behind.
 from __future__ import annotations
 
 import os
+import shutil
+import subprocess
+import tempfile
 import uuid
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import docker
 import pytest
 
 from osgym import images
 from osgym.pool import POOL_LABEL, ReplicaPool, reap
+from tests.second_daemon import SecondDaemon
 
 os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
 os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "180")
@@ -81,3 +86,22 @@ def replica(make_pool: Callable[..., ReplicaPool]) -> Iterator[object]:
     pool = make_pool(1)
     with pool.lease() as r:
         yield r
+
+
+@pytest.fixture(scope="session")
+def second_daemon(image: str) -> Iterator[SecondDaemon]:
+    """A second local dockerd with the replica image loaded (once per session: ~1 GB, takes a while)."""
+    if os.geteuid() != 0 or shutil.which("dockerd") is None:
+        pytest.skip("the two-host test needs root and dockerd")
+    d = SecondDaemon(Path(tempfile.mkdtemp(prefix="osgym-d2-", dir="/var/tmp")))
+    try:
+        d.start()
+        save = subprocess.Popen(["docker", "save", image], stdout=subprocess.PIPE)
+        load = subprocess.run(["docker", "-H", d.url, "load", "-q"], stdin=save.stdout, capture_output=True,
+                              timeout=600)
+        save.wait(timeout=60)
+        if load.returncode != 0 or save.returncode != 0:
+            raise RuntimeError(f"loading {image} into the second daemon failed: {load.stderr.decode()[-2000:]}")
+        yield d
+    finally:
+        d.destroy()

@@ -10,6 +10,7 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -42,6 +43,12 @@ class PrefectServer:
         self.env.pop("PREFECT_PROFILES_PATH", None)
         self.procs: list[subprocess.Popen[bytes]] = []
 
+    def settings(self) -> Any:
+        """A context in which this process's Prefect client talks to this server."""
+        from prefect.settings import PREFECT_API_URL, PREFECT_SERVER_ANALYTICS_ENABLED, temporary_settings
+
+        return temporary_settings({PREFECT_API_URL: self.url, PREFECT_SERVER_ANALYTICS_ENABLED: False})
+
     def start(self) -> None:
         log = open(self.home / "server.log", "wb")  # noqa: SIM115
         self.procs.append(subprocess.Popen(
@@ -65,10 +72,13 @@ class PrefectServer:
         assert p.returncode == 0, f"prefect {' '.join(args)} failed:\n{p.stdout[-3000:]}\n{p.stderr[-3000:]}"
         return p.stdout
 
-    def worker(self, name: str, pool: str = "osgym", env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
+    def worker(self, name: str, pool: str = "osgym", env: dict[str, str] | None = None,
+               limit: int | None = None) -> subprocess.Popen[bytes]:
         log = open(self.home / f"worker-{name}.log", "wb")  # noqa: SIM115
+        extra = ["--limit", str(limit)] if limit else []
         proc = subprocess.Popen(
-            [sys.executable, "-m", "prefect", "worker", "start", "--pool", pool, "--name", name, "--type", "process"],
+            [sys.executable, "-m", "prefect", "worker", "start", "--pool", pool, "--name", name, "--type", "process",
+             *extra],
             cwd=ROOT, env={**self.env, **(env or {})}, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
         self.procs.append(proc)
         return proc

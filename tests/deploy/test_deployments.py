@@ -29,9 +29,7 @@ async def _wait_for(server: PrefectServer, flow_run_id: str, timeout: float) -> 
             await asyncio.sleep(1)
 
 
-def test_collect_smoke_deployment_runs_on_a_process_worker(prefect_server: PrefectServer, tmp_path: Path,
-                                                           monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    monkeypatch.setenv("PREFECT_API_URL", prefect_server.url)
+def test_collect_smoke_deployment_runs_on_a_process_worker(prefect_server: PrefectServer, tmp_path: Path) -> None:
     prefect_server.cli("work-pool", "create", "osgym", "--type", "process")
     out = prefect_server.cli("deploy", "--all")
     for name in ("collect-nightly", "collect-smoke", "reap-replicas", "report"):
@@ -43,7 +41,8 @@ def test_collect_smoke_deployment_runs_on_a_process_worker(prefect_server: Prefe
     out = prefect_server.cli("deployment", "run", "collect/collect-smoke", "--params",
                              json.dumps({"recipe": str(tmp_path / "recipe.yaml")}))
     run_id = next(line.split()[-1] for line in out.splitlines() if "UUID" in line)
-    state, artifacts = asyncio.run(_wait_for(prefect_server, run_id, timeout=600))
+    with prefect_server.settings():
+        state, artifacts = asyncio.run(_wait_for(prefect_server, run_id, timeout=600))
     assert state == "COMPLETED", (prefect_server.home / "worker-w1.log").read_text()[-4000:]
     keys = {a.key for a in artifacts if a.key}
     assert "collect-summary" in keys and "collect-progress" in keys

@@ -1,4 +1,4 @@
-"""Fixtures for the pool tests: a second Docker daemon that stands in for a second host.
+"""A second Docker daemon that stands in for a second host (pool and scale-out tests).
 
 The second ``dockerd`` runs on this machine with its own socket, data-root,
 exec-root, pidfile, containerd namespace, cgroup parent and no bridge, so it
@@ -15,14 +15,11 @@ import os
 import shutil
 import signal
 import subprocess
-import tempfile
 import time
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 
 import docker
-import pytest
 
 
 class SecondDaemon:
@@ -104,22 +101,3 @@ class SecondDaemon:
                     with contextlib.suppress(OSError):
                         sub.rmdir()
         shutil.rmtree(self.base, ignore_errors=True)
-
-
-@pytest.fixture(scope="session")
-def second_daemon(image: str) -> Iterator[SecondDaemon]:
-    """A second local dockerd with the replica image loaded (once per session: ~1 GB, takes a while)."""
-    if os.geteuid() != 0 or shutil.which("dockerd") is None:
-        pytest.skip("the two-host test needs root and dockerd")
-    d = SecondDaemon(Path(tempfile.mkdtemp(prefix="osgym-d2-", dir="/var/tmp")))
-    try:
-        d.start()
-        save = subprocess.Popen(["docker", "save", image], stdout=subprocess.PIPE)
-        load = subprocess.run(["docker", "-H", d.url, "load", "-q"], stdin=save.stdout, capture_output=True,
-                              timeout=600)
-        save.wait(timeout=60)
-        if load.returncode != 0 or save.returncode != 0:
-            raise RuntimeError(f"loading {image} into the second daemon failed: {load.stderr.decode()[-2000:]}")
-        yield d
-    finally:
-        d.destroy()
