@@ -34,12 +34,17 @@ class SecondDaemon:
         self.data_root = base / "data"
         self.proc: subprocess.Popen[bytes] | None = None
         self.log = base / "dockerd.log"
+        # its own bridge: a dockerd started with --bridge=none deletes docker0, the main daemon's bridge
+        self.bridge = f"od2{self.name[-6:]}"
 
     def start(self, timeout: float = 60) -> docker.DockerClient:
         self.base.mkdir(parents=True, exist_ok=True)
+        if not Path(f"/sys/class/net/{self.bridge}").exists():
+            subprocess.run(["ip", "link", "add", self.bridge, "type", "bridge"], check=True, capture_output=True)
+            subprocess.run(["ip", "addr", "add", "172.31.251.1/24", "dev", self.bridge], check=True, capture_output=True)
         args = [
             "dockerd", "--host", self.url, "--data-root", str(self.data_root), "--exec-root", str(self.exec_root),
-            "--pidfile", str(self.base / "docker.pid"), "--bridge=none", "--iptables=false", "--ip-masq=false",
+            "--pidfile", str(self.base / "docker.pid"), f"--bridge={self.bridge}", "--iptables=false", "--ip-masq=false",
             "--ip-forward=false", "--cgroup-parent", self.name, "--containerd-namespace", self.name,
             "--containerd-plugins-namespace", f"{self.name}-plugins", "--storage-driver", "overlay2",
         ]
@@ -100,4 +105,5 @@ class SecondDaemon:
                 for sub in sorted(root.glob("**/"), key=lambda p: len(str(p)), reverse=True):
                     with contextlib.suppress(OSError):
                         sub.rmdir()
+        subprocess.run(["ip", "link", "delete", self.bridge], check=False, capture_output=True)
         shutil.rmtree(self.base, ignore_errors=True)
