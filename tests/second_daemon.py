@@ -41,10 +41,12 @@ class SecondDaemon:
         self.base.mkdir(parents=True, exist_ok=True)
         if not Path(f"/sys/class/net/{self.bridge}").exists():
             subprocess.run(["ip", "link", "add", self.bridge, "type", "bridge"], check=True, capture_output=True)
-            subprocess.run(["ip", "addr", "add", "172.31.251.1/24", "dev", self.bridge], check=True, capture_output=True)
+            subprocess.run(["ip", "addr", "add", "172.31.251.1/24", "dev", self.bridge], check=True,
+                           capture_output=True)
         args = [
             "dockerd", "--host", self.url, "--data-root", str(self.data_root), "--exec-root", str(self.exec_root),
-            "--pidfile", str(self.base / "docker.pid"), f"--bridge={self.bridge}", "--iptables=false", "--ip-masq=false",
+            "--pidfile", str(self.base / "docker.pid"), f"--bridge={self.bridge}", "--iptables=false",
+            "--ip-masq=false",
             "--ip-forward=false", "--cgroup-parent", self.name, "--containerd-namespace", self.name,
             "--containerd-plugins-namespace", f"{self.name}-plugins", "--storage-driver", "overlay2",
         ]
