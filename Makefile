@@ -17,8 +17,14 @@ test: deps docker images lint  ## ruff, then the whole pytest suite against real
 lint: deps
 	$(PYTHON) -m ruff check osgym flows tasks tests bench
 
-bench: deps docker images  ## benchmarks; results go to BENCHMARKS.md by hand
-	$(PYTHON) bench/run_all.py
+bench: deps docker images  ## every benchmark in turn (run on a quiet machine); copy figures into BENCHMARKS.md
+	$(PYTHON) bench/bench_step_latency.py --steps 200
+	$(PYTHON) bench/bench_pool.py cold --n 20
+	$(PYTHON) bench/bench_pool.py rate --n 24 --concurrency 8
+	$(PYTHON) bench/bench_pool.py reset
+	$(PYTHON) bench/bench_pool.py active --levels 20,40,80
+	$(PYTHON) bench/bench_store_memory.py
+	$(PYTHON) bench/bench_collect.py --episodes 2000 --replicas 6
 
 images: deps docker  ## build osgym/base (debootstrap) and osgym/desktop, unless up to date
 	$(PYTHON) -m osgym images build
