@@ -7,6 +7,7 @@ is left behind.
 
 from __future__ import annotations
 
+import logging
 import os
 import shutil
 import subprocess
@@ -22,7 +23,14 @@ from osgym import images
 from osgym.pool import POOL_LABEL, ReplicaPool, reap
 from tests.second_daemon import SecondDaemon
 
+# Flows in tests run on Prefect's ephemeral server (as `make run` does), in a throwaway PREFECT_HOME.
+# prefect_test_harness is not used: its teardown was seen to hang for minutes here.
+_PREFECT_HOME = tempfile.mkdtemp(prefix="osgym-test-prefect-")
+os.environ["PREFECT_HOME"] = _PREFECT_HOME
 os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
+# Prefect logs "Stopping temporary server" from an atexit hook, after pytest has closed the captured
+# streams; without this the logging module prints a traceback under the test summary.
+logging.raiseExceptions = False
 os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "180")
 os.environ.setdefault("DO_NOT_TRACK", "1")
 
@@ -55,6 +63,7 @@ def no_leaked_replicas() -> Iterator[None]:
     mine = {c["Labels"][POOL_LABEL] for c in listed if c["Labels"].get(POOL_LABEL, "").startswith(SESSION)}
     for name in mine:
         reap(client, pool=name)
+    shutil.rmtree(_PREFECT_HOME, ignore_errors=True)
     assert not mine, f"pools that leaked replicas in this test session: {sorted(mine)}"
 
 

@@ -7,19 +7,11 @@ import threading
 from pathlib import Path
 
 import duckdb
-import pytest
 from PIL import Image
-from prefect.testing.utilities import prefect_test_harness
 
 from flows import collect as collect_mod
 from osgym import analytics
 from osgym.pool import PoolEvent
-
-
-@pytest.fixture(scope="module", autouse=True)
-def prefect_server():  # type: ignore[no-untyped-def]
-    with prefect_test_harness(server_startup_timeout=180):
-        yield
 
 
 def _recipe(tmp_path: Path, **kw: object) -> dict:

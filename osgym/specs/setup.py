@@ -6,7 +6,7 @@ import time
 from pathlib import Path
 from urllib.parse import urlparse
 
-from osgym.errors import RequestRejected, SetupError
+from osgym.errors import ActionFailed, RequestRejected, SetupError
 from osgym.replica import Replica
 from osgym.specs.task import SetupStep
 
@@ -56,7 +56,14 @@ def run_step(replica: Replica, step: SetupStep) -> None:
         elif step.type == "close_window":
             replica.close_window(p["window_name"])
         elif step.type == "wait_window":
-            replica.wait_window(p["title"], timeout=float(p.get("timeout", 15)), focused=bool(p.get("focused", False)))
+            try:
+                replica.wait_window(p["title"], timeout=float(p.get("timeout", 15)), focused=bool(p.get("focused")))
+            except RequestRejected as exc:
+                if exc.status != 404:
+                    raise
+                # An app that never maps its window is the replica misbehaving (seen under heavy host load),
+                # not the task: retry the episode on a fresh replica.
+                raise ActionFailed(f"setup: window {p['title']!r} did not appear on replica {replica.id}") from exc
         elif step.type in ("upload_file", "download"):
             for f in p.get("files", []):
                 src = f.get("local_path") or f.get("url")

@@ -15,6 +15,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 import pytest
 
 from osgym.episode import EpisodeLimits, run_episode
+from osgym.errors import ReplicaError
 from osgym.policies.noop import NoopPolicy
 from osgym.policies.scripted import ScriptedPolicy
 from osgym.pool import ReplicaPool
@@ -32,7 +33,18 @@ GUI_INPUT = {"CLICK", "TYPING", "PRESS", "HOTKEY"}
 Pair = tuple[Trajectory, Trajectory]
 
 
-def _noop_then_oracle(pool: ReplicaPool, task: TaskSpec) -> Pair:
+def _noop_then_oracle(pool: ReplicaPool, task: TaskSpec, attempts: int = 3) -> Pair:
+    """As production does, a replica fault (e.g. an app that never maps its window) retries on a fresh replica."""
+    for attempt in range(1, attempts + 1):
+        try:
+            return _on_one_replica(pool, task)
+        except ReplicaError:
+            if attempt == attempts:
+                raise
+    raise AssertionError("unreachable")
+
+
+def _on_one_replica(pool: ReplicaPool, task: TaskSpec) -> Pair:
     with pool.lease(timeout=300) as r:
         idle = run_episode(r, task, NoopPolicy(), seed=7, limits=LIMITS)
         solved = run_episode(r, task.model_copy(update={"config": []}), ScriptedPolicy(), seed=7, limits=LIMITS)
