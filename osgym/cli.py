@@ -203,10 +203,12 @@ def collect(
     report: Annotated[bool, typer.Option(help="print the report at the end")] = True,
 ) -> None:
     """Collect a dataset with the Prefect flow `collect`, then print its report."""
+    from osgym.collect import plan_jobs
     from osgym.recipe import load_recipe
 
     try:
         rec = load_recipe(recipe, store=store, episodes=episodes, replicas=replicas)
+        plan_jobs(rec, "check")  # unknown suites or tasks fail here, before Docker or a replica is touched
     except OsgymError as exc:
         raise _fail(exc) from exc
     _docker()

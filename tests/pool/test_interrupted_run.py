@@ -1,7 +1,7 @@
-"""A run killed with SIGKILL leaves replicas; ``osgym pool reap`` removes exactly those.
+"""A collect run killed with SIGKILL leaves replicas; ``osgym pool reap`` removes exactly those.
 
-The run is a subprocess that leases replicas from a pool in a loop, as a collect
-run does (the pool is what leaves containers behind, not the flow around it).
+The run is ``osgym collect`` in its own process group (so its Prefect ephemeral
+server dies with it); the whole group is SIGKILLed once its replicas are up.
 """
 
 from __future__ import annotations
@@ -14,18 +14,11 @@ import time
 from pathlib import Path
 
 import docker
+import yaml
 
 from osgym.pool import OWNER_LABEL, POOL_LABEL
 
 ROOT = Path(__file__).resolve().parents[2]
-RUN = """
-from osgym.pool import ReplicaPool
-pool = ReplicaPool({image!r}, 2, standby=1, screen=(800, 600))
-pool.start()
-while True:
-    with pool.lease() as r:
-        r.screenshot(max_side=64)
-"""
 
 
 def _owned_by(client: docker.DockerClient, pid: int) -> list[dict]:
@@ -36,9 +29,13 @@ def _owned_by(client: docker.DockerClient, pid: int) -> list[dict]:
 def test_reap_removes_what_a_killed_run_left_and_spares_foreign_containers(docker_client, image, tmp_path) -> None:  # type: ignore[no-untyped-def]
     foreign = docker_client.containers.run(image, entrypoint=["sleep", "120"], detach=True, network_mode="none",
                                            labels={"other.pool": "mine", "com.example.owner": "someone"})
-    env = {**os.environ, "PREFECT_SERVER_ANALYTICS_ENABLED": "false", "DO_NOT_TRACK": "1"}
-    proc = subprocess.Popen([sys.executable, "-c", RUN.format(image=image)], cwd=ROOT, env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    env = {**os.environ, "PREFECT_SERVER_ANALYTICS_ENABLED": "false", "DO_NOT_TRACK": "1",
+           "PREFECT_HOME": str(tmp_path / "prefect")}
+    recipe = tmp_path / "recipe.yaml"
+    recipe.write_text(yaml.safe_dump({"name": "killed", "episodes": 40, "replicas": 2, "standby": 1,
+                                      "screen": [800, 600], "image": image, "store": str(tmp_path / "data")}))
+    proc = subprocess.Popen([sys.executable, "-m", "osgym", "collect", str(recipe), "--no-report"], cwd=ROOT, env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
     try:
         deadline = time.monotonic() + 180
         while len(_owned_by(docker_client, proc.pid)) < 3:  # 2 replicas + 1 standby are up: mid-run
@@ -46,7 +43,7 @@ def test_reap_removes_what_a_killed_run_left_and_spares_foreign_containers(docke
             assert time.monotonic() < deadline, "the collect run never started its replicas"
             time.sleep(0.2)
         time.sleep(1.0)
-        os.kill(proc.pid, signal.SIGKILL)
+        os.killpg(proc.pid, signal.SIGKILL)
         proc.wait(timeout=30)
         left = _owned_by(docker_client, proc.pid)
         assert left, "SIGKILL should leave the run's replicas behind"
@@ -60,5 +57,5 @@ def test_reap_removes_what_a_killed_run_left_and_spares_foreign_containers(docke
         assert foreign.status == "running"
     finally:
         if proc.poll() is None:
-            proc.kill()
+            os.killpg(proc.pid, signal.SIGKILL)
         foreign.remove(force=True)
