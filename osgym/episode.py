@@ -109,6 +109,10 @@ def run_episode(
             break
     if termination == "timeout" or time.monotonic() > deadline:
         return _end(traj, "timeout", "timeout", TimeoutError(f"episode passed its {limits.deadline_s} s deadline"))
+    if traj.steps and limits.settle_s:
+        # Let the last actions land (a shell still running a typed command, an app still saving)
+        # before the evaluator inspects the replica: a second settle window, at least a second long.
+        replica.act([], settle=max(limits.settle_s, 1.0))
     try:
         traj.score = evaluate(replica, task, last_type)
     except (EvaluatorError, TaskError) as exc:
