@@ -24,7 +24,7 @@ from prefect.task_runners import ThreadPoolTaskRunner
 
 from flows.report import publish_report_artifacts
 from osgym import images
-from osgym.collect import Collector, EpisodeJob, EpisodeSummary, new_run_id, plan_jobs, run_config
+from osgym.collect import Collector, EpisodeSummary, new_run_id, plan_jobs, run_config
 from osgym.events import events_table
 from osgym.pool import PoolEvent, ReplicaPool
 from osgym.recipe import Recipe, load_recipe
@@ -141,4 +141,4 @@ def _locked(fn: Callable[[Any], None]) -> Callable[[Any], None]:
     return call
 
 
-__all__ = ["collect", "collect_batch", "EpisodeJob"]
+__all__ = ["collect", "collect_batch"]

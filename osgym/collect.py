@@ -191,6 +191,17 @@ def run_config(recipe: Recipe, image: str) -> dict[str, Any]:
     return {"recipe": recipe.model_dump(mode="json"), "image": image}
 
 
+def collect_with_retries(collector: Collector, job: EpisodeJob, retries: int) -> EpisodeSummary:
+    """What the Prefect task's retry policy does, in plain Python: a replica fault retries on a
+    fresh replica, and the last attempt records the fault instead of raising."""
+    for attempt in range(1, retries + 2):
+        try:
+            return collector.collect(job, attempt, final=attempt > retries)
+        except ReplicaError:
+            continue
+    raise AssertionError("unreachable: the final attempt records instead of raising")
+
+
 def collect_plain(recipe: Recipe, run_id: str | None = None, image: str | None = None) -> dict[str, Any]:
     """Collect a recipe with a plain thread pool instead of Prefect: same pool, jobs and writer.
 
@@ -218,16 +229,8 @@ def collect_plain(recipe: Recipe, run_id: str | None = None, image: str | None =
                          egress=recipe.egress == "open") as pool:
             collector = Collector(recipe, pool, image, jobs=jobs, sink=sink)
 
-            def one(job: EpisodeJob) -> EpisodeSummary:
-                for attempt in range(1, recipe.retries + 2):
-                    try:
-                        return collector.collect(job, attempt, final=attempt > recipe.retries)
-                    except ReplicaError:
-                        continue
-                raise AssertionError("unreachable: the final attempt records instead of raising")
-
             with ThreadPoolExecutor(max_workers=recipe.replicas) as ex:
-                summaries = list(ex.map(one, todo))
+                summaries = list(ex.map(lambda job: collect_with_retries(collector, job, recipe.retries), todo))
         manifest = writer.finalize()
     return {"run_id": run_id, "episodes": len(summaries), "success": sum(s.success for s in summaries),
             "steps": sum(s.num_steps for s in summaries), "manifest_episodes": manifest.episodes}

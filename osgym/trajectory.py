@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from osgym.schema import EPISODES, ERROR_CLASSES, SCHEMA_VERSION, STEPS, TERMINATIONS
+from osgym.schema import ERROR_CLASSES, SCHEMA_VERSION, TERMINATIONS
 
 
 def utcnow() -> datetime:
@@ -162,6 +162,3 @@ class EpisodeResult:
             if not s.screenshot:
                 raise ValueError(f"step {i} has an empty screenshot")
 
-
-EPISODE_FIELDS = tuple(EPISODES.names)
-STEP_FIELDS = tuple(STEPS.names)

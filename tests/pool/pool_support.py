@@ -8,24 +8,17 @@ import signal
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from osgym.collect import Collector, EpisodeJob
-from osgym.errors import ReplicaError
+from osgym.collect import Collector, EpisodeJob, collect_with_retries
 from osgym.trajectory import EpisodeResult
 
 
 def run_jobs(collector: Collector, jobs: list[EpisodeJob], workers: int, retries: int = 2) -> list[EpisodeResult]:
-    """What the collect flow does, without Prefect: each job retried on a fresh replica after a replica fault."""
-
-    def one(job: EpisodeJob) -> EpisodeResult:
-        for attempt in range(1, retries + 2):
-            try:
-                return collector.run_job(job, attempt=attempt, final=attempt > retries)
-            except ReplicaError:
-                continue
-        raise AssertionError("unreachable: the final attempt never raises a replica fault")
-
+    """What the collect flow does, without Prefect; returns the results the collector's sink received."""
+    results: list[EpisodeResult] = []
+    collector.sink = results.append  # list.append is atomic under the GIL
     with ThreadPoolExecutor(max_workers=workers) as ex:
-        return list(ex.map(one, jobs))
+        list(ex.map(lambda job: collect_with_retries(collector, job, retries), jobs))
+    return results
 
 
 def host_pids(container: Any) -> list[int]:
