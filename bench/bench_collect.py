@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import sys
 import tempfile
 import time
@@ -33,9 +34,20 @@ def main() -> None:
     ap.add_argument("--replicas", type=int, default=6)
     ap.add_argument("--task", default="terminal-create-file")
     ap.add_argument("--order", default="flow,plain")
+    ap.add_argument("--keep", action="store_true", help="keep the two datasets (printed path) instead of deleting them")
     args = ap.parse_args()
     image = images.ensure_image()
     tmp = Path(tempfile.mkdtemp(prefix="osgym-bench-"))
+    try:
+        run_arms(args, image, tmp)
+    finally:
+        if args.keep:
+            print(f"datasets kept in {tmp}")
+        else:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+def run_arms(args: argparse.Namespace, image: str, tmp: Path) -> None:
     base = {"name": "bench", "episodes": args.episodes, "replicas": args.replicas, "standby": 2,
             "tasks": [args.task], "screen": [1024, 768], "settle_s": 0.3, "max_steps": 10,
             "episode_timeout_s": 120, "image": image, "batch_size": 250}
@@ -52,6 +64,8 @@ def main() -> None:
         elapsed = time.monotonic() - t0
         steps = out["steps"]
         results[arm] = {"episodes": out["episodes"], "success": out["success"], "steps": steps,
+                        "manifest_episodes": out["manifest_episodes"], "retried": out.get("retried"),
+                        "load_avg_15min_after": round(os.getloadavg()[2], 2),
                         "elapsed_s": round(elapsed, 1), "episodes_per_min": round(60 * out["episodes"] / elapsed, 1),
                         "steps_per_s": round(steps / elapsed, 2)}
         print(arm, results[arm], flush=True)

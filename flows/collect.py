@@ -21,6 +21,7 @@ from prefect import flow
 from prefect.artifacts import create_markdown_artifact, create_progress_artifact, update_progress_artifact
 from prefect.futures import as_completed
 from prefect.task_runners import ThreadPoolTaskRunner
+from prefect.utilities.annotations import quote
 
 from flows.report import publish_report_artifacts
 from osgym import images
@@ -39,6 +40,11 @@ EVENT_LISTENERS: list[Callable[[PoolEvent], None]] = []
 _ACTIVE: dict[str, Collector] = {}  # run_id -> collector, for batch subflows (a pool is not a flow parameter)
 
 
+def healthy_replicas() -> int:
+    """Healthy replicas (ready or leased) over the pools of the runs in progress in this process."""
+    return sum(c.pool.healthy for c in list(_ACTIVE.values()))
+
+
 def _pool_event(event: PoolEvent) -> None:
     for listener in list(EVENT_LISTENERS):
         listener(event)
@@ -53,7 +59,10 @@ def collect_batch(run_id: str, indices: list[int]) -> list[dict[str, Any]]:
     episode = run_episode_task.with_options(retries=retries)
     out: list[dict[str, Any]] = []
     with ThreadPoolTaskRunner(max_workers=collector.recipe.replicas) as runner:
-        futures = [runner.submit(episode, {"collector": collector, "job": j, "retries": retries}) for j in jobs]
+        # quote: Prefect would otherwise walk the collector (and its thousands of jobs) on every submit
+        # looking for upstream futures, which makes a run quadratic in its episode count.
+        futures = [runner.submit(episode, {"collector": quote(collector), "job": j, "retries": retries})
+                   for j in jobs]
         by_future = dict(zip(futures, jobs, strict=True))
         for fut in as_completed(futures):
             try:
@@ -141,4 +150,4 @@ def _locked(fn: Callable[[Any], None]) -> Callable[[Any], None]:
     return call
 
 
-__all__ = ["collect", "collect_batch"]
+__all__ = ["collect", "collect_batch", "healthy_replicas"]

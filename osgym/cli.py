@@ -213,27 +213,41 @@ def collect(
         raise _fail(exc) from exc
     _docker()
     mod = _load_flow()
-    counts = {"ok": 0, "failed": 0, "retried": 0}
+    counts = {"ok": 0, "failed": 0, "retried": 0, "ready": 0}
     with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
                   TextColumn("{task.fields[detail]}"), TimeElapsedColumn(), console=console) as progress:
         bar = progress.add_task(f"collect {rec.name}", total=rec.episodes, detail="starting replicas")
 
+        def refresh(advance: int = 0) -> None:
+            done = counts["ok"] + counts["failed"]
+            if done == 0:
+                detail = f"starting replicas: {counts['ready']} ready of {rec.replicas}"
+            else:
+                elapsed = max(progress.tasks[0].elapsed or 1e-9, 1e-9)
+                detail = (f"ok {counts['ok']} failed {counts['failed']} retried {counts['retried']} | "
+                          f"replicas {mod.healthy_replicas()} healthy | {60 * done / elapsed:.1f} ep/min")
+            progress.update(bar, advance=advance, detail=detail)
+
         def on_result(result: Any) -> None:
             counts["ok" if result.success else "failed"] += 1
             counts["retried"] += int(result.attempts > 1)
-            elapsed = max(progress.tasks[0].elapsed or 1e-9, 1e-9)
-            done = counts["ok"] + counts["failed"]
-            progress.update(bar, advance=1, detail=f"ok {counts['ok']} failed {counts['failed']} "
-                            f"retried {counts['retried']} | {60 * done / elapsed:.1f} ep/min")
+            refresh(advance=1)
+
+        def on_event(event: Any) -> None:
+            if event.event in ("ready", "faulted", "removed"):
+                counts["ready"] += int(event.event == "ready")
+                refresh()
 
         mod.LISTENERS.append(on_result)
+        mod.EVENT_LISTENERS.append(on_event)
         try:
             summary = mod.collect(rec.model_dump(mode="json"), run_id=run_id)
         except OsgymError as exc:
             raise _fail(exc) from exc
         finally:
             mod.LISTENERS.remove(on_result)
-        progress.update(bar, completed=rec.episodes - summary.get("skipped", 0) + summary.get("skipped", 0))
+            mod.EVENT_LISTENERS.remove(on_event)
+        progress.update(bar, completed=rec.episodes)
     console.print(f"run {summary['run_id']}: {summary['episodes']} episodes written "
                   f"({summary['skipped']} already committed) to {rec.store}/{rec.dataset_name}")
     if report:

@@ -233,4 +233,5 @@ def collect_plain(recipe: Recipe, run_id: str | None = None, image: str | None =
                 summaries = list(ex.map(lambda job: collect_with_retries(collector, job, recipe.retries), todo))
         manifest = writer.finalize()
     return {"run_id": run_id, "episodes": len(summaries), "success": sum(s.success for s in summaries),
-            "steps": sum(s.num_steps for s in summaries), "manifest_episodes": manifest.episodes}
+            "retried": sum(s.attempts > 1 for s in summaries), "steps": sum(s.num_steps for s in summaries),
+            "manifest_episodes": manifest.episodes}

@@ -766,6 +766,12 @@ class ReplicaPool:
             return len(self._all)
 
     @property
+    def healthy(self) -> int:
+        """Replicas that passed their readiness check and have not faulted (ready or leased)."""
+        with self._lock:
+            return sum(r.state in (ReplicaState.READY, ReplicaState.LEASED) for r in self._all.values())
+
+    @property
     def idle(self) -> int:
         """Ready replicas waiting in the lease queue."""
         return self._ready.qsize()

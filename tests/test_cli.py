@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
 
 import yaml
+
+from osgym.store import open_dataset
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -40,3 +43,17 @@ def test_an_unknown_task_is_named(tmp_path: Path) -> None:
     path.write_text(yaml.safe_dump({"name": "x", "episodes": 2, "tasks": ["no-such-task"]}))
     out = _osgym("collect", str(path), env={"DOCKER_HOST": f"unix://{tmp_path}/no-docker.sock"})
     assert out.returncode == 2 and "no-such-task" in out.stderr and "Traceback" not in out.stderr
+
+
+def test_collect_shows_progress_and_writes_the_dataset(tmp_path: Path, image: str) -> None:
+    path = tmp_path / "tiny.yaml"
+    path.write_text(yaml.safe_dump({"name": "tiny", "episodes": 2, "replicas": 1, "standby": 0, "image": image,
+                                    "tasks": ["terminal-create-file"], "screen": [800, 600],
+                                    "store": str(tmp_path / "data")}))
+    out = _osgym("collect", str(path), "--run-id", "cli-run", "--no-report", env={"COLUMNS": "200"})
+    assert out.returncode == 0, out.stderr[-2000:]
+    # rich prints the bar's last state when stdout is not a terminal
+    assert re.search(r"2/2 ok 2 failed 0 retried 0 \| replicas [01] healthy \| [\d.]+ ep/min", out.stdout), out.stdout
+    assert "run cli-run: 2 episodes written (0 already committed)" in out.stdout
+    view = open_dataset(tmp_path / "data", "tiny")
+    assert view.runs == ["cli-run"] and view.episodes.count_rows() == 2

@@ -29,9 +29,11 @@ def _wait(cond, timeout: float) -> bool:  # type: ignore[no-untyped-def]
 def test_health_checker_replaces_a_hung_idle_replica(make_pool) -> None:  # type: ignore[no-untyped-def]
     pool: ReplicaPool = make_pool(2, health_interval=0.5, timeouts=Timeouts(health=1.0))
     victim = next(iter(pool._ready.queue))
+    assert pool.healthy == 2
     sigstop(victim.container)
     assert _wait(lambda: any(e.event == "faulted" and e.replica_id == victim.id for e in pool.events), 15)
     assert _wait(lambda: pool.idle == 2 and victim.id not in pool._all, 30)
+    assert pool.healthy == 2
     fault = next(e for e in pool.events if e.event == "faulted" and e.replica_id == victim.id)
     assert "health check" in (fault.cause or "")
 
@@ -41,6 +43,7 @@ def test_a_hung_leased_replica_raises_unreachable_within_the_read_timeout(make_p
     t0 = time.monotonic()
     with pytest.raises(ReplicaUnreachable):
         with pool.lease() as r:
+            assert pool.healthy == 1
             sigstop(r.container)
             r.screenshot()
     assert time.monotonic() - t0 < 10
