@@ -25,7 +25,9 @@ Guarantees:
 * **Bounded memory.** Each episode is written as one row group of ``steps``
   as soon as it is added; only the open shard's small ``episodes`` rows wait
   in memory (at most ``EPISODE_ROW_GROUP_ROWS``), plus the set of the run's
-  episode ids. ``bench/bench_store_memory.py`` measures it.
+  episode ids. A Parquet writer keeps every row group's metadata (~15 KB
+  here) until its file closes, so a shard is also committed after
+  ``shard_max_episodes`` episodes. ``bench/bench_store_memory.py`` measures it.
 
 One writer per run at a time: two writers on the same run_id would race.
 The writer is not thread-safe; feed it from one thread.
@@ -88,6 +90,7 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 DEFAULT_SHARD_MAX_BYTES = 256 * 2**20
+DEFAULT_SHARD_MAX_EPISODES = 1000
 DEFAULT_COMPRESSION = "zstd"
 EPISODE_ROW_GROUP_ROWS = 1024
 MANIFEST_DIR = "_manifests"
@@ -424,6 +427,8 @@ class DatasetWriter:
         run_id: the run; its shards go under ``run=<run_id>``.
         run_config: recorded in the manifest (JSON-serializable).
         shard_max_bytes: a shard pair is committed once its files reach this size.
+        shard_max_episodes: ... or once it holds this many episodes (bounds the writer's
+            Parquet metadata, which grows by one row group per episode).
         compression: Parquet codec.
         s3: endpoint, credentials and retry settings for ``s3://`` URIs.
         part: for one of several writers of the same run (a scale-out shard): its shards are
@@ -444,6 +449,7 @@ class DatasetWriter:
         *,
         run_config: dict[str, Any] | None = None,
         shard_max_bytes: int = DEFAULT_SHARD_MAX_BYTES,
+        shard_max_episodes: int = DEFAULT_SHARD_MAX_EPISODES,
         compression: str = DEFAULT_COMPRESSION,
         s3: S3Options | None = None,
         part: str | None = None,
@@ -454,11 +460,14 @@ class DatasetWriter:
         self.part = part
         if shard_max_bytes <= 0:
             raise ValueError(f"shard_max_bytes: expected > 0, actual {shard_max_bytes}")
+        if shard_max_episodes <= 0:
+            raise ValueError(f"shard_max_episodes: expected > 0, actual {shard_max_episodes}")
         self.uri = str(uri)
         self.dataset = dataset
         self.run_id = run_id
         self.run_config: dict[str, Any] = json.loads(json.dumps(run_config or {}, default=str))
         self.shard_max_bytes = shard_max_bytes
+        self.shard_max_episodes = shard_max_episodes
         self.compression = compression
         self.rows: dict[str, int] = {"episodes": 0, "steps": 0}
         self.bytes: dict[str, int] = {"episodes": 0, "steps": 0}
@@ -640,7 +649,7 @@ class DatasetWriter:
         self.rows["episodes"] += 1
         self.rows["steps"] += steps.num_rows
         self._seen.add(result.episode_id)
-        if shard.size() >= self.shard_max_bytes:
+        if shard.size() >= self.shard_max_bytes or len(shard.episode_ids) >= self.shard_max_episodes:
             self._commit_shard()
 
     def _commit_shard(self) -> None:

@@ -80,6 +80,18 @@ def test_run_commits_paired_shards_and_a_manifest(target: StoreTarget) -> None:
     assert visible_files(target.dataset_files("ds")) == target.dataset_files("ds"), "no temporary files left"
 
 
+def test_a_shard_closes_after_shard_max_episodes(target: StoreTarget) -> None:
+    # Large byte limit: only the episode cap can roll shards over here.
+    with DatasetWriter(target.uri, "ds", "cap", s3=target.s3, shard_max_episodes=4) as w:
+        for i in range(10):
+            w.add(make_episode("cap", i))
+    manifest = w.finalize()
+    assert [e.rows for e in manifest.tables["episodes"]] == [4, 4, 2]
+    for entry in manifest.tables["steps"]:
+        assert entry.rows > 0
+    assert open_dataset(target.uri, "ds", s3=target.s3).episodes.count_rows() == 10
+
+
 def test_screenshots_read_back_as_images_with_pyarrow_and_duckdb(target: StoreTarget) -> None:
     episodes = [make_episode("img", i) for i in range(12)]
     with DatasetWriter(target.uri, "ds", "img", s3=target.s3, shard_max_bytes=SMALL_SHARD) as w:
