@@ -11,21 +11,54 @@ from hypothesis import strategies as st
 
 from osgym.replica import Replica
 
+# Strategies that hypothesis may print (filters and what they wrap) use named functions, not lambdas:
+# describing a lambda makes hypothesis ast.parse this file, and CPython 3.11's parser can fail with
+# "AST constructor recursion depth mismatch" when another thread of the test process compiles at that time.
+
+
+def _containers(children: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+    return st.lists(children, max_size=5) | st.dictionaries(st.text(max_size=10), children, max_size=5)
+
+
+def _out_of_range(f: float) -> bool:
+    return not -100 <= f <= 20_000
+
+
+def _not_none(v: Any) -> bool:
+    return v is not None
+
+
+def _not_a_button(b: str) -> bool:
+    return b not in ("left", "middle", "right")
+
+
+def _not_typable(v: Any) -> bool:
+    return not (isinstance(v, str) and v)  # any non-empty string is typable
+
+
+def _not_empty_list(v: Any) -> bool:
+    return v != []
+
+
+def _not_a_dict(v: Any) -> bool:
+    return not isinstance(v, dict)
+
+
 JSON = st.recursive(
     st.none() | st.booleans() | st.integers(-(2**70), 2**70) | st.floats(allow_nan=True) | st.text(max_size=40),
-    lambda children: st.lists(children, max_size=5) | st.dictionaries(st.text(max_size=10), children, max_size=5),
+    _containers,
     max_leaves=20,
 )
 ACTION_TYPES = ["MOVE_TO", "CLICK", "RIGHT_CLICK", "DOUBLE_CLICK", "DRAG_TO", "SCROLL", "TYPING", "PRESS",
                 "KEY_DOWN", "KEY_UP", "HOTKEY", "MOUSE_DOWN", "MOUSE_UP", "WAIT"]
 BAD_NUMBERS = st.one_of(st.none(), st.booleans(), st.text(max_size=10), st.lists(st.integers(), max_size=3),
                         st.integers(-(2**40), -101), st.integers(20_000, 2**40),
-                        st.floats(allow_nan=True, allow_infinity=True).filter(lambda f: not -100 <= f <= 20_000))
+                        st.floats(allow_nan=True, allow_infinity=True).filter(_out_of_range))
 BAD_STRINGS = st.one_of(st.none(), st.booleans(), st.integers(), st.lists(st.text(max_size=3), max_size=3),
                         st.just(""), st.just("not-a-key-name-xyz"))
-NOT_NULL = BAD_NUMBERS.filter(lambda v: v is not None)  # null means "absent" for optional fields
-BAD_BUTTONS = st.one_of(NOT_NULL, st.text(max_size=10).filter(lambda b: b not in ("left", "middle", "right")))
-BAD_TEXT = BAD_STRINGS.filter(lambda v: not (isinstance(v, str) and v))  # any non-empty string is typable
+NOT_NULL = BAD_NUMBERS.filter(_not_none)  # null means "absent" for optional fields
+BAD_BUTTONS = st.one_of(NOT_NULL, st.text(max_size=10).filter(_not_a_button))
+BAD_TEXT = BAD_STRINGS.filter(_not_typable)
 BAD_FIELDS = {"x": BAD_NUMBERS, "y": BAD_NUMBERS, "dy": NOT_NULL, "button": BAD_BUTTONS, "text": BAD_TEXT,
               "key": BAD_STRINGS,
               "keys": st.sampled_from([None, 3, "ctrl", [], ["a"] * 7, ["no-such-key"], [""], [1], ["ctrl", None]]),
@@ -55,7 +88,7 @@ PATHS = st.one_of(
 REQUESTS = st.one_of(
     st.tuples(st.just("POST"), st.just("/actions"), st.binary(max_size=200)),
     st.tuples(st.just("POST"), st.just("/actions"),
-              JSON.filter(lambda v: v != []).map(lambda v: json.dumps({"actions": v}).encode())),
+              JSON.filter(_not_empty_list).map(lambda v: json.dumps({"actions": v}).encode())),
     st.tuples(st.just("POST"), st.just("/actions"),
               st.lists(bad_action(), min_size=1, max_size=3).map(lambda a: json.dumps({"actions": a}).encode())),
     st.tuples(st.just("POST"), st.just("/actions"), st.integers(201, 400).map(
@@ -64,7 +97,7 @@ REQUESTS = st.one_of(
         lambda n: json.dumps({"actions": [{"action_type": "TYPING", "text": "x" * n}]}).encode())),
     st.tuples(st.sampled_from(["POST"]), st.sampled_from(["/execute", "/launch", "/windows/activate", "/windows/wait",
                                                           "/windows/close", "/recording/start"]),
-              JSON.filter(lambda v: not isinstance(v, dict)).map(lambda v: json.dumps(v).encode())),
+              JSON.filter(_not_a_dict).map(lambda v: json.dumps(v).encode())),
     st.tuples(st.just("POST"), st.sampled_from(["/execute", "/launch"]),
               st.sampled_from([{"command": ""}, {"command": []}, {"command": [1, 2]}, {"command": "x", "shell": "yes"},
                                {"command": "'unbalanced", "shell": False}, {"command": ["a\x00b"]}])
