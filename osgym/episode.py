@@ -11,9 +11,10 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-from osgym.actions import TERMINAL_TYPES
+from osgym.actions import TERMINAL_TYPES, Wait
 from osgym.errors import EvaluatorError, PolicyError, ReplicaError, RequestRejected, TaskError
-from osgym.policies.base import Policy
+from osgym.observation import Observation
+from osgym.policies.base import Decision, Policy
 from osgym.replica import Replica
 from osgym.specs.evaluate import evaluate
 from osgym.specs.setup import run_setup
@@ -62,22 +63,24 @@ def run_episode(
 
     last_type: str | None = None
     termination = "max_steps"
+    carried: _Turn | None = None  # the decision a wait ended on: it acts at the next step
+    needs_a11y = False
     for i in range(limits.max_steps):
         if time.monotonic() > deadline:
             termination = "timeout"
             break
-        t0 = time.perf_counter()
-        obs = replica.observe(task.instruction, i, format=limits.screenshot_format,
-                              quality=limits.screenshot_quality, max_side=limits.screenshot_max_side)
-        observe_ms = _ms(t0)
-        t0 = time.perf_counter()
         try:
-            decision = policy.act(obs, traj.steps)
+            turn = carried or _turn(replica, task, policy, traj, i, limits, a11y=needs_a11y)
+            carried = None
+            if turn.decision.waiting:
+                turn, carried = _wait(replica, task, policy, traj, turn, limits, deadline)
         except PolicyError as exc:
-            traj.policy_s += _ms(t0) / 1000
-            traj.env_s += observe_ms / 1000
             return _end(traj, "error", "policy_error", exc)
-        policy_ms = _ms(t0)
+        except _DeadlinePassed:
+            termination = "timeout"
+            break
+        obs, decision = turn.observation, turn.decision
+        needs_a11y = decision.needs_a11y
         actions = decision.actions
         if not actions:
             return _end(traj, "error", "policy_error", PolicyError("policy returned no action"))
@@ -87,7 +90,7 @@ def run_episode(
         t0 = time.perf_counter()
         error = None
         try:
-            if to_run:
+            if to_run and carried is None:  # a wait's actions already ran while it polled
                 replica.act(to_run, settle=limits.settle_s)
         except RequestRejected as exc:
             error = str(exc)
@@ -96,10 +99,10 @@ def run_episode(
             width=obs.width, height=obs.height, a11y=obs.a11y,
             action=actions[0].to_json() if len(actions) == 1 else {"actions": [a.to_json() for a in actions]},
             action_type=",".join(types), thought=decision.thought, done=terminal is not None,
-            policy_ms=policy_ms, env_ms=observe_ms + _ms(t0), error=error,
+            policy_ms=turn.policy_ms, env_ms=turn.observe_ms + _ms(t0), error=error,
         )
         traj.steps.append(step)
-        traj.policy_s += policy_ms / 1000
+        traj.policy_s += turn.policy_ms / 1000
         traj.env_s += step.env_ms / 1000
         if error is not None:
             return _end(traj, "error", "policy_error", PolicyError(f"replica rejected the action: {error}"))
@@ -123,6 +126,57 @@ def run_episode(
     traj.termination = termination
     traj.ended_at = utcnow()
     return traj
+
+
+@dataclass
+class _Turn:
+    """One observation and the policy's decision on it, with what each cost."""
+
+    observation: Observation
+    decision: Decision
+    observe_ms: float
+    policy_ms: float
+
+
+class _DeadlinePassed(Exception):
+    """The episode's deadline passed while the policy was waiting."""
+
+
+def _turn(replica: Replica, task: TaskSpec, policy: Policy, traj: Trajectory, step: int, limits: EpisodeLimits,
+          *, a11y: bool) -> _Turn:
+    t0 = time.perf_counter()
+    obs = replica.observe(task.instruction, step, format=limits.screenshot_format, quality=limits.screenshot_quality,
+                          max_side=limits.screenshot_max_side, a11y=a11y)
+    observe_ms = _ms(t0)
+    t0 = time.perf_counter()
+    decision = policy.act(obs, traj.steps)
+    return _Turn(obs, decision, observe_ms, _ms(t0))
+
+
+def _wait(replica: Replica, task: TaskSpec, policy: Policy, traj: Trajectory, first: _Turn, limits: EpisodeLimits,
+          deadline: float) -> tuple[_Turn, _Turn]:
+    """Run a waiting policy's actions and observe again until it decides something else.
+
+    Returns the turn to record (the first observation, with one ``WAIT`` as long as the whole wait)
+    and the turn the wait ended on, which acts at the next step.
+
+    Raises:
+        PolicyError: the policy gave up (its own timeout).
+        _DeadlinePassed: the episode's deadline passed first.
+    """
+    started = time.monotonic()
+    turn, env_ms, policy_ms = first, 0.0, 0.0
+    while turn.decision.waiting:
+        if time.monotonic() > deadline:
+            raise _DeadlinePassed
+        env_ms += turn.observe_ms
+        policy_ms += turn.policy_ms
+        t0 = time.perf_counter()
+        replica.act(turn.decision.actions)
+        env_ms += _ms(t0)
+        turn = _turn(replica, task, policy, traj, first.observation.step + 1, limits, a11y=turn.decision.needs_a11y)
+    waited = Decision([Wait(seconds=round(time.monotonic() - started, 3))], thought=first.decision.thought)
+    return _Turn(first.observation, waited, env_ms, policy_ms), turn
 
 
 def _end(traj: Trajectory, termination: str, error_class: str, exc: BaseException) -> Trajectory:

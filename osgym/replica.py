@@ -105,6 +105,10 @@ class ControlClient:
             raise ActionFailed(f"{method} {path} -> {r.status_code}: {msg}")
         return r
 
+    @property
+    def is_closed(self) -> bool:
+        return self._http.is_closed
+
     def close(self) -> None:
         self._http.close()
 
@@ -163,12 +167,19 @@ class Replica:
         return [Window(**{k: v for k, v in w.items() if k in keys}) for w in listed]
 
     def observe(self, instruction: str, step: int, *, format: str = "png", quality: int = 80,
-                max_side: int | None = None) -> Observation:
-        """A screenshot plus the window list, as a policy sees it."""
+                max_side: int | None = None, a11y: bool = False) -> Observation:
+        """A screenshot plus the window list, as a policy sees it; with ``a11y``, the accessibility tree too.
+
+        The structured state is read *before* the screenshot, so that the screenshot is at least as
+        recent as what a policy acts on: a window in the list, or a button the tree shows sensitive,
+        is never one that appeared only after the picture was taken.
+        """
+        tree = self.accessibility() if a11y else None
+        windows = tuple(self.windows())
         shot = self.screenshot(format, quality, max_side)
         screen = self.screen if self.screen != (0, 0) else (shot.width, shot.height)
-        return Observation(shot.data, shot.format, shot.width, shot.height, instruction, step, tuple(self.windows()),
-                           screen=screen)
+        return Observation(shot.data, shot.format, shot.width, shot.height, instruction, step, windows,
+                           a11y=tree, screen=screen)
 
     # ---- acting -----------------------------------------------------------
     def act(self, actions: Sequence[_Action | dict[str, Any]], settle: float = 0.0) -> dict[str, Any]:
@@ -235,7 +246,10 @@ class Replica:
 
     # ---- lifecycle --------------------------------------------------------
     def close(self) -> None:
-        """Close the control client. The pool removes the container."""
-        if self.state is not ReplicaState.CLOSED:
-            self.api.close()
-            self.state = ReplicaState.CLOSED
+        """Close the control client. The pool removes the container.
+
+        The client is closed whatever the state says: the pool marks a released replica CLOSED
+        before it discards it, and a state check here left that replica's socket open.
+        """
+        self.api.close()  # httpx's close is idempotent
+        self.state = ReplicaState.CLOSED

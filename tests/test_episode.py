@@ -95,3 +95,28 @@ def test_an_oracle_that_cannot_act_is_a_policy_error(shared_pool: ReplicaPool) -
         traj = run_episode(r, task, ScriptedPolicy(), limits=EpisodeLimits(settle_s=0.5))
     assert traj.termination == "error" and traj.error_class == "policy_error"
     assert "no such window" in (traj.error_message or "")
+
+
+def test_a_wait_that_never_ends_is_a_policy_error_naming_the_task_step_and_windows(shared_pool: ReplicaPool) -> None:
+    # 5 steps hold 25 polls of 0.2 s, not the 3 s this wait may take: its budget is time, not steps.
+    task = _with_oracle(TASKS[0], {"op": "press", "args": {"key": "shift"}},
+                        {"op": "wait_window", "args": {"title": "no such window", "timeout": 3}}, {"op": "done"})
+    with shared_pool.lease() as r:
+        traj = run_episode(r, task, ScriptedPolicy(), limits=EpisodeLimits(max_steps=5, settle_s=0.5))
+        on_screen = [w.title for w in r.windows()]
+    assert traj.termination == "error" and traj.error_class == "policy_error", traj.termination
+    message = traj.error_message or ""
+    assert task.id in message and "step 2/3 (wait_window)" in message and "'no such window' never appeared" in message
+    assert on_screen and f"windows on screen: {on_screen}" in message, message
+    assert [s.action_type for s in traj.steps] == ["PRESS"]
+
+
+def test_a_wait_is_recorded_as_one_step_however_long_it_polls(shared_pool: ReplicaPool) -> None:
+    task = _with_oracle(TASKS[0], {"op": "click_window", "args": {"title": "xterm"}},
+                        {"op": "type", "args": {"text": "sleep 2; mousepad\n"}},
+                        {"op": "wait_window", "args": {"title": "Mousepad", "timeout": 30}}, {"op": "done"})
+    with shared_pool.lease() as r:
+        traj = run_episode(r, task, ScriptedPolicy(), limits=EpisodeLimits(max_steps=4, settle_s=0.5))
+    assert traj.termination == "done", traj.error_message
+    assert [s.action_type for s in traj.steps] == ["CLICK", "TYPING", "WAIT", "DONE"]
+    assert traj.steps[2].action["seconds"] >= 1.0  # five polls or more, one step

@@ -38,6 +38,8 @@ def test_release_replaces_the_container(make_pool, docker_client) -> None:  # ty
             r2.read_file("/tmp/dirty")
     ids = {c.id for c in _labelled(docker_client, pool.name)}
     assert first not in ids
+    assert r.api.is_closed  # the released replica left no socket open
+    assert r2.api.is_closed
 
 
 def test_a_killed_replica_faults_and_is_replaced(make_pool, docker_client) -> None:  # type: ignore[no-untyped-def]

@@ -20,6 +20,16 @@ class Decision:
     ``actions`` run in order on the replica; a ``Done`` or ``Fail`` among them
     ends the episode. ``raw`` and ``usage`` keep a model's reply and token counts
     so analytics can audit and cost them.
+
+    ``waiting`` says the policy is waiting for the screen to reach a state it
+    needs, and ``actions`` only let time pass: the episode runner then observes
+    again and asks again *without spending a step*, until the policy decides
+    something else (or raises), and records the whole wait as one ``WAIT`` step.
+    A wait is bounded by the policy's own timeout and the episode's deadline,
+    not by ``max_steps``.
+
+    ``needs_a11y`` asks for the accessibility tree in the next observation
+    (it costs about half a second, so it is fetched only when asked for).
     """
 
     actions: list[Action]
@@ -27,6 +37,8 @@ class Decision:
     raw: str | None = None
     usage: dict[str, Any] | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    waiting: bool = False
+    needs_a11y: bool = False
 
 
 @runtime_checkable

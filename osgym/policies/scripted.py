@@ -8,10 +8,19 @@ state are resolved against the observation at the moment they run:
   buttons sit above the client area, e.g. ``anchor="top_right", dx=-10, dy=-11`` is openbox's close
 - ``wait_window {title, timeout=10}``: wait until a window whose title or class contains ``title`` exists
 - ``wait_gone {title, timeout=10}``: wait until no window's title contains ``title``
+- ``wait_enabled {window, control, role="push-button", timeout=10}``: wait until the control named ``control`` in the
+  window whose title contains ``window`` is shown and sensitive, read from the accessibility tree. A careful
+  person does not press Enter on a dialog whose default button is still greyed out: GTK's file chooser,
+  for one, enables Save only 150 ms after the last keystroke in its Name field, and ignores Enter until then
 - ``type {text}``, ``press {key}``, ``hotkey {keys}``, ``click {x, y}``, ``wait {seconds}``
 - ``done``, ``fail``
 
 Any op may carry ``noise: false`` to keep noise away from it (e.g. type-ahead in a file manager).
+
+The ``wait_*`` ops poll: each poll is a ``waiting`` decision, which the episode runner does not count
+as a step (the whole wait is recorded as one ``WAIT`` step). A wait is bounded by its own ``timeout``
+in seconds of wall-clock time, so it ends as a ``PolicyError`` naming the task, the oracle step and
+the windows on screen, never by running silently into ``max_steps``.
 
 Noise (``ScriptedPolicy(noise=0.2)``) makes the data hold corrections as well as
 perfect runs. Before an eligible op, with probability ``noise``, the policy
@@ -28,6 +37,8 @@ The noise is deterministic for a task variant and episode seed.
 from __future__ import annotations
 
 import random
+import time
+import xml.etree.ElementTree as ET
 from typing import Any
 
 from osgym.actions import Action, Click, Done, Fail, Hotkey, MoveTo, Press, Typing, Wait
@@ -38,7 +49,9 @@ from osgym.specs.task import OracleStep, TaskSpec
 from osgym.trajectory import Step
 
 POLL_S = 0.2
-OPS = ("click_window", "wait_window", "wait_gone", "type", "press", "hotkey", "click", "wait", "done", "fail")
+WAITS = ("wait_window", "wait_gone", "wait_enabled")
+OPS = ("click_window", *WAITS, "type", "press", "hotkey", "click", "wait", "done", "fail")
+A11Y_STATE = "{https://accessibility.ubuntu.example.org/ns/state}"
 TYPO_CHARS = "qxzjkvw"
 
 
@@ -60,7 +73,7 @@ class ScriptedPolicy:
         self.noise = float(noise)
         self._ops: list[OracleStep] = []
         self._i = 0
-        self._waited = 0.0
+        self._wait_since: float | None = None
         self._task_id = ""
         self._rng = random.Random(0)
         self._pending: list[tuple[Action, str]] = []
@@ -74,13 +87,18 @@ class ScriptedPolicy:
             raise PolicyError(f"task {task.id} has no oracle, so the scripted policy cannot solve it")
         self._ops = list(task.oracle)
         self._i = 0
-        self._waited = 0.0
+        self._wait_since = None
         self._task_id = task.id
         self._rng = random.Random(f"{task.id}/{task.variant}/{seed}")
         self._pending = []
         self._noised = -1
 
     def act(self, observation: Observation, history: list[Step]) -> Decision:
+        decision = self._next(observation)
+        decision.needs_a11y = decision.needs_a11y or self._upcoming_needs_a11y()
+        return decision
+
+    def _next(self, observation: Observation) -> Decision:
         if self._pending:
             queued, thought = self._pending.pop(0)
             return Decision([queued], thought=thought)
@@ -89,15 +107,53 @@ class ScriptedPolicy:
             noisy = self._maybe_noise(op, observation)
             if noisy is not None:
                 return noisy
-            action = self._resolve(op, observation)
-            if action is None:  # a wait that is already satisfied
-                self._i += 1
-                self._waited = 0.0
+            if op.op in WAITS:
+                waiting = self._poll(op, observation)
+                if waiting is not None:
+                    return waiting
+                self._i += 1  # the state it waited for is there
                 continue
-            if not isinstance(action, Wait) or op.op == "wait":
-                self._i += 1
+            action = self._resolve(op, observation)
+            self._i += 1
             return Decision([action], thought=f"oracle {self._i}/{len(self._ops)}: {op.op}")
         return Decision([Done()], thought="oracle finished")
+
+    def _upcoming_needs_a11y(self) -> bool:
+        """Ask for the tree with the observation the next op will read, so a ready control costs no extra poll."""
+        return not self._pending and self._i < len(self._ops) and self._ops[self._i].op == "wait_enabled"
+
+    def _poll(self, op: OracleStep, obs: Observation) -> Decision | None:
+        """None once the state ``op`` waits for holds; else a waiting decision, or PolicyError past its timeout."""
+        a = op.args
+        try:
+            if op.op == "wait_window":
+                held, what = obs.window(a["title"]) is not None, f"window {a['title']!r} never appeared"
+            elif op.op == "wait_gone":
+                held = not any(a["title"].lower() in w.title.lower() for w in obs.windows)
+                what = f"window {a['title']!r} never went away"
+            else:
+                if obs.a11y is None:
+                    return self._waiting(op, seconds=0.0, needs_a11y=True)
+                held = _control_enabled(obs.a11y, a["window"], a["control"], a.get("role", "push-button"))
+                what = f"{a.get('role', 'push-button')} {a['control']!r} in window {a['window']!r} never became enabled"
+        except KeyError as exc:
+            raise PolicyError(f"oracle op {op.op} of {self._task_id} is missing {exc}") from exc
+        if held:
+            self._wait_since = None
+            return None
+        now = time.monotonic()
+        if self._wait_since is None:
+            self._wait_since = now
+        timeout = float(a.get("timeout", 10))
+        if now - self._wait_since > timeout:
+            self._wait_since = None
+            raise PolicyError(f"oracle for {self._task_id}, step {self._i + 1}/{len(self._ops)} ({op.op}): {what} "
+                              f"within {timeout:g} s; windows on screen: {[w.title for w in obs.windows]}")
+        return self._waiting(op, seconds=POLL_S, needs_a11y=op.op == "wait_enabled")
+
+    def _waiting(self, op: OracleStep, *, seconds: float, needs_a11y: bool) -> Decision:
+        return Decision([Wait(seconds=seconds)], thought=f"oracle {self._i + 1}/{len(self._ops)}: {op.op}",
+                        waiting=True, needs_a11y=needs_a11y)
 
     def _maybe_noise(self, op: OracleStep, obs: Observation) -> Decision | None:
         """A wrong action (plus queued recovery) before ``op``, at most once per op."""
@@ -123,7 +179,7 @@ class ScriptedPolicy:
         return Decision([MoveTo(x=self._rng.randrange(w), y=self._rng.randrange(h))],
                         thought=f"{where}: stray pointer move")
 
-    def _resolve(self, op: OracleStep, obs: Observation) -> Action | None:
+    def _resolve(self, op: OracleStep, obs: Observation) -> Action:
         a = op.args
         try:
             if op.op == "click_window":
@@ -142,16 +198,6 @@ class ScriptedPolicy:
                     raise PolicyError(f"click_window anchor: expected center, top_left or top_right, actual {anchor!r}")
                 return Click(x=max(0, x + int(a.get("dx", 0))), y=max(0, y + int(a.get("dy", 0))),
                              button=a.get("button", "left"))
-            if op.op in ("wait_window", "wait_gone"):
-                present = obs.window(a["title"]) is not None if op.op == "wait_window" else \
-                    not any(a["title"].lower() in x.title.lower() for x in obs.windows)
-                if present:
-                    return None
-                self._waited += POLL_S
-                if self._waited > float(a.get("timeout", 10)):
-                    what = "never appeared" if op.op == "wait_window" else "never went away"
-                    raise PolicyError(f"oracle for {self._task_id}: window {a['title']!r} {what}")
-                return Wait(seconds=POLL_S)
             if op.op == "type":
                 return Typing(text=a["text"])
             if op.op == "press":
@@ -169,3 +215,30 @@ class ScriptedPolicy:
         except KeyError as exc:
             raise PolicyError(f"oracle op {op.op} of {self._task_id} is missing {exc}") from exc
         raise PolicyError(f"oracle op: expected one of {', '.join(OPS)}, actual {op.op!r}")
+
+
+def _control_enabled(tree: str, window: str, name: str, role: str) -> bool:
+    """Whether a shown ``role`` element called ``name``, inside a top-level window whose title contains
+    ``window``, is sensitive, in an accessibility tree as the replica dumps it (``st:`` state attributes).
+
+    >>> xml = (f'<desktop-frame xmlns:st="{A11Y_STATE[1:-1]}"><application name="mousepad">'
+    ...        '<file-chooser name="Save As"><push-button name="Save" st:showing="true"/></file-chooser>'
+    ...        '</application></desktop-frame>')
+    >>> _control_enabled(xml, "Save As", "Save", "push-button")
+    False
+    >>> _control_enabled(xml.replace('st:showing', 'st:sensitive="true" st:showing'), "Save As", "Save", "push-button")
+    True
+    """
+    try:
+        root = ET.fromstring(tree)
+    except ET.ParseError as exc:
+        raise PolicyError(f"the accessibility tree is not XML: {exc}") from exc
+    needle = window.lower()
+    for app in root:
+        for top in app:
+            if needle not in (top.get("name") or "").lower():
+                continue
+            for el in top.iter(role):
+                if el.get("name") == name and el.get(f"{A11Y_STATE}showing") == "true":
+                    return el.get(f"{A11Y_STATE}sensitive") == "true"
+    return False

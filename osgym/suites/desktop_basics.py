@@ -65,9 +65,14 @@ def _mousepad(path: str | None = None, *, keyfile: bool = False) -> list[dict[st
 
 
 def _save_as(path: str) -> list[dict[str, Any]]:
-    """Oracle ops to fill and confirm mousepad's Save As dialog (enter as its own step: GTK completion)."""
+    """Oracle ops to fill and confirm mousepad's Save As dialog.
+
+    Enter goes only once Save is sensitive: GTK's file chooser re-enables it 150 ms after the last change
+    to the Name field, and until then ignores Enter (on a quiet machine the next step comes sooner).
+    """
     return [op("wait_window", title="Save As"), op("hotkey", keys=["ctrl", "a"]), op("type", text=path),
-            op("press", key="enter"), op("wait_window", title=path.rsplit("/", 1)[-1] + " - Mousepad")]
+            op("wait_enabled", window="Save As", control="Save"), op("press", key="enter"),
+            op("wait_window", title=path.rsplit("/", 1)[-1] + " - Mousepad")]
 
 
 SAVE = [op("hotkey", keys=["ctrl", "s"]), op("wait_gone", title="*")]

@@ -1,9 +1,20 @@
 """Keyboard and mouse input through the XTEST extension, in-process.
 
 One X connection, guarded by a lock: python-xlib displays are not thread-safe.
-Every event is synced (one round trip each): Xvfb applies a button at the pointer position
-of when it *processes* the event, so a move must land before the next button, and keys stay
-paced as pyautogui paces them (it syncs per event too). ``sync`` ends a batch.
+Every event is synced (one round trip each), and keys stay paced as pyautogui paces them
+(it syncs per event too). ``sync`` ends a batch.
+
+A synced pointer event has been *processed*, not necessarily *delivered*. The server stamps a
+button event with the sprite position of when it delivers it (``ProcessDeviceEvent`` sets
+root_x/root_y from ``GetSpritePosition``), and while a client holds a synchronous grab the
+core pointer is frozen: events are queued and delivered only once the grab's owner calls
+``XAllowEvents``. openbox holds exactly such a grab on every press in a client window
+(its Client-context click-to-focus bindings, ``GrabModeSync`` then ``ReplayPointer``), so
+a release, move and next press sent before openbox has replayed the press were all queued
+and then delivered at the *last* queued position (a right-click logged at the next click's
+point). So every pointer event waits until the server shows it delivered: QueryPointer
+reports the delivered sprite position and button state, which stay put while the pointer
+is frozen.
 """
 
 import threading
@@ -15,6 +26,8 @@ from Xlib.ext import xtest
 BUTTONS = {"left": 1, "middle": 2, "right": 3}
 CLICK_INTERVAL = 0.02  # seconds between the clicks of a double or triple click: well inside any double-click time
 SCROLL_BUTTONS = {"up": 4, "down": 5, "left": 6, "right": 7}
+BUTTON_MASKS = {1: X.Button1Mask, 2: X.Button2Mask, 3: X.Button3Mask}
+DELIVERY_TIMEOUT = 1.0  # seconds to wait for a frozen pointer to thaw before going on regardless
 
 # pyautogui / xdotool key names -> X keysym names
 KEY_ALIASES = {
@@ -117,15 +130,30 @@ class XInput:
                     time.sleep(interval)
 
     # ---- pointer ----------------------------------------------------------
+    def _until_delivered(self, delivered):
+        """Poll QueryPointer until ``delivered(reply)``: the pointer is not frozen by a synchronous
+        grab (or it stayed frozen for DELIVERY_TIMEOUT, e.g. a client that never releases it)."""
+        deadline = time.monotonic() + DELIVERY_TIMEOUT
+        while not delivered(self.root.query_pointer()) and time.monotonic() < deadline:
+            time.sleep(0.001)
+
     def move(self, x, y):
         with self.lock:
-            xtest.fake_input(self.d, X.MotionNotify, x=int(x), y=int(y))
+            s = self.d.screen()
+            target = min(max(int(x), 0), s.width_in_pixels - 1), min(max(int(y), 0), s.height_in_pixels - 1)
+            before = self.pointer()
+            xtest.fake_input(self.d, X.MotionNotify, x=target[0], y=target[1])
             self.d.sync()
+            # delivered: the sprite is at the target, or at least moved (a grab may confine it)
+            self._until_delivered(lambda p: (p.root_x, p.root_y) == target or (p.root_x, p.root_y) != before)
 
     def button(self, button, down):
         with self.lock:
-            xtest.fake_input(self.d, X.ButtonPress if down else X.ButtonRelease, BUTTONS[button])
+            code = BUTTONS[button]
+            xtest.fake_input(self.d, X.ButtonPress if down else X.ButtonRelease, code)
             self.d.sync()
+            mask = BUTTON_MASKS[code]
+            self._until_delivered(lambda p: bool(p.mask & mask) == down)
 
     def click(self, x=None, y=None, button="left", clicks=1):
         with self.lock:
