@@ -23,9 +23,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
 os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "180")
 
-from osgym import images  # noqa: E402
-from osgym.collect import collect_plain  # noqa: E402
-from osgym.recipe import load_recipe  # noqa: E402
+from osgym.episodes.collect import collect_plain  # noqa: E402
+from osgym.episodes.recipe import load_recipe  # noqa: E402
+from osgym.replicas import images  # noqa: E402
 
 
 def main() -> None:

@@ -28,8 +28,8 @@ from typing import Any
 
 import docker
 
-from osgym import capacity, images
-from osgym.pool import POOL_LABEL, ReplicaLimits, ReplicaPool, reap
+from osgym.replicas import capacity, images
+from osgym.replicas.pool import POOL_LABEL, ReplicaLimits, ReplicaPool, reap
 
 
 def pct(xs: list[float], q: float) -> float:
@@ -189,7 +189,7 @@ def active(image: str, args: argparse.Namespace) -> None:
 
 
 def _active_level(image: str, args: argparse.Namespace, level: int) -> None:
-    from osgym.actions import MoveTo
+    from osgym.agents.actions import MoveTo
 
     lat: list[float] = []
     errors: list[str] = []

@@ -22,10 +22,10 @@ from typing import Any
 
 import docker
 
-from osgym import images
-from osgym.actions import Click, MoveTo, Press, Scroll, Typing
-from osgym.pool import ReplicaPool
-from osgym.replica import Replica
+from osgym.agents.actions import Click, MoveTo, Press, Scroll, Typing
+from osgym.replicas import images
+from osgym.replicas.client import Replica
+from osgym.replicas.pool import ReplicaPool
 
 SCREEN = (1280, 800)
 

@@ -24,12 +24,12 @@ from prefect.task_runners import ThreadPoolTaskRunner
 from prefect.utilities.annotations import quote
 
 from flows.report import publish_report_artifacts
-from osgym import images
-from osgym.collect import Collector, EpisodeSummary, new_run_id, plan_jobs, run_config
-from osgym.events import events_table
-from osgym.pool import PoolEvent, ReplicaPool
-from osgym.recipe import Recipe, load_recipe
-from osgym.store import DatasetWriter, write_sidecar
+from osgym.dataset.store import DatasetWriter, write_sidecar
+from osgym.episodes.collect import Collector, EpisodeSummary, new_run_id, plan_jobs, run_config
+from osgym.episodes.recipe import Recipe, load_recipe
+from osgym.replicas import images
+from osgym.replicas.events import events_table
+from osgym.replicas.pool import PoolEvent, ReplicaPool
 from tasks.episode import run_episode_task
 
 LISTENERS: list[Callable[[EpisodeSummary], None]] = []

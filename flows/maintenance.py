@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from prefect import flow, task
 
-from osgym.pool import reap
+from osgym.replicas.pool import reap
 
 
 @task(name="reap-host", retries=1, retry_delay_seconds=5)

@@ -16,10 +16,10 @@ from prefect import flow, get_run_logger
 from prefect.client.orchestration import get_client
 from prefect.deployments import run_deployment
 
-from osgym.collect import new_run_id
+from osgym.dataset.store import merge_parts
+from osgym.episodes.collect import new_run_id
+from osgym.episodes.recipe import load_recipe
 from osgym.errors import OsgymError
-from osgym.recipe import load_recipe
-from osgym.store import merge_parts
 
 
 @flow(name="collect-scaleout")

@@ -46,7 +46,7 @@ def _docker() -> Any:
 @images_app.command("build")
 def images_build(tier: Annotated[str, typer.Option(help="desktop or desktop-full")] = "desktop") -> None:
     """Build the base image (debootstrap) and the replica image, unless they are up to date."""
-    from osgym import images
+    from osgym.replicas import images
 
     try:
         res = images.build(tier, client=_docker(), log=lambda m: console.print(m, markup=False, highlight=False))
@@ -58,7 +58,7 @@ def images_build(tier: Annotated[str, typer.Option(help="desktop or desktop-full
 @images_app.command("tag")
 def images_tag(tier: str = "desktop") -> None:
     """Print the tag the current inputs build to."""
-    from osgym import images
+    from osgym.replicas import images
 
     console.print(images.image_tag(tier))
 
@@ -75,7 +75,7 @@ def pool_reap(
     """
     import docker
 
-    from osgym.pool import reap
+    from osgym.replicas.pool import reap
 
     clients = [docker.DockerClient(base_url=h) for h in host] if host else [_docker()]
     for client in clients:
@@ -105,7 +105,7 @@ def pool_plan(
     cpu_per_replica: Annotated[float | None, typer.Option(help="cores per replica stepped every 5 s")] = None,
 ) -> None:
     """How many replicas this host holds; with --replicas, --host-size and --price, size a fleet."""
-    from osgym import capacity
+    from osgym.replicas import capacity
 
     kw: dict[str, float] = {}
     if footprint is not None:
@@ -139,7 +139,7 @@ def suites_list() -> None:
     """List the built-in suites with their template counts."""
     from rich.table import Table
 
-    from osgym import suites
+    from osgym.tasks import suites
 
     table = Table("suite", "templates", "infeasible", "description")
     for name in suites.list_suites():
@@ -157,7 +157,7 @@ def suites_show(
     """Show a suite's templates (id, domain, apps, oracle length) and, optionally, generated variants."""
     from rich.table import Table
 
-    from osgym import suites
+    from osgym.tasks import suites
 
     try:
         templates = suites.templates(name)
@@ -183,7 +183,7 @@ def _load_flow() -> Any:
     try:
         from flows import collect as mod
     except ImportError:
-        root = Path(os.environ.get("OSGYM_PROJECT_DIR", Path(__file__).resolve().parent.parent))
+        root = Path(os.environ.get("OSGYM_PROJECT_DIR", Path(__file__).resolve().parents[1]))
         sys.path.insert(0, str(root))
         try:
             from flows import collect as mod
@@ -203,8 +203,8 @@ def collect(
     report: Annotated[bool, typer.Option(help="print the report at the end")] = True,
 ) -> None:
     """Collect a dataset with the Prefect flow `collect`, then print its report."""
-    from osgym.collect import plan_jobs
-    from osgym.recipe import load_recipe
+    from osgym.episodes.collect import plan_jobs
+    from osgym.episodes.recipe import load_recipe
 
     try:
         rec = load_recipe(recipe, store=store, episodes=episodes, replicas=replicas)
@@ -255,8 +255,8 @@ def collect(
 
 
 def _print_report(store: str, dataset: str) -> None:
-    from osgym import analytics
-    from osgym.report import print_report
+    from osgym.analysis import analytics
+    from osgym.analysis.report import print_report
 
     try:
         con = analytics.connect(store, dataset)
@@ -274,8 +274,8 @@ def report(
     """Print the DuckDB quality and cost report of a dataset."""
     _print_report(store, dataset)
     if html is not None:
-        from osgym import analytics
-        from osgym.report import write_html_report
+        from osgym.analysis import analytics
+        from osgym.analysis.report import write_html_report
 
         path = write_html_report(analytics.connect(store, dataset), html)
         console.print(f"HTML report: {path}")
@@ -290,8 +290,8 @@ def show(
     gif: Annotated[bool, typer.Option(help="also write an animated GIF of the trajectory")] = False,
 ) -> None:
     """Write an HTML page of one trajectory: every screenshot with its action drawn on it."""
-    from osgym.report import write_trajectory_page
-    from osgym.store import open_dataset
+    from osgym.analysis.report import write_trajectory_page
+    from osgym.dataset.store import open_dataset
 
     try:
         path = write_trajectory_page(open_dataset(store, dataset), episode_id, out, gif=gif)
@@ -312,7 +312,7 @@ def dataset_export(
     format: Annotated[str, typer.Option(help="export format; only jsonl (AgentNet-style) for now")] = "jsonl",
 ) -> None:
     """Export a dataset as AgentNet-style JSONL with the screenshots beside it."""
-    from osgym.store import export_jsonl
+    from osgym.dataset.store import export_jsonl
 
     if format != "jsonl":
         raise _fail(OsgymError(f"--format: expected jsonl, actual {format!r}"))

@@ -100,6 +100,10 @@ class StoreError(OsgymError):
     """Raised when the dataset store cannot read or write."""
 
 
+ERROR_CLASSES = ("replica_fault", "setup_error", "policy_error", "evaluator_error", "timeout", "error")
+"""Every ``error_class`` a dataset row may carry: the errors' own, ``timeout`` and the catch-all ``error``."""
+
+
 def error_class_of(exc: BaseException) -> str:
     """Map an exception to a dataset ``error_class``.
 

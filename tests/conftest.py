@@ -19,8 +19,8 @@ from pathlib import Path
 import docker
 import pytest
 
-from osgym import images
-from osgym.pool import POOL_LABEL, ReplicaPool, reap
+from osgym.replicas import images
+from osgym.replicas.pool import POOL_LABEL, ReplicaPool, reap
 from tests.second_daemon import SecondDaemon
 
 # Flows in tests run on Prefect's ephemeral server (as `make run` does), in a throwaway PREFECT_HOME.

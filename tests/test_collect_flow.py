@@ -10,8 +10,8 @@ import duckdb
 from PIL import Image
 
 from flows import collect as collect_mod
-from osgym import analytics
-from osgym.pool import PoolEvent
+from osgym.analysis import analytics
+from osgym.replicas.pool import PoolEvent
 
 
 def _recipe(tmp_path: Path, **kw: object) -> dict:

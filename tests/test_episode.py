@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import pytest
 
-from osgym.episode import EpisodeLimits, run_episode
-from osgym.policies.noop import NoopPolicy
-from osgym.policies.scripted import ScriptedPolicy
-from osgym.pool import ReplicaPool
-from osgym.specs.task import OracleStep
-from osgym.suites import load_suite, templates
+from osgym.agents.policies.noop import NoopPolicy
+from osgym.agents.policies.scripted import ScriptedPolicy
+from osgym.episodes.runner import EpisodeLimits, run_episode
+from osgym.replicas.pool import ReplicaPool
+from osgym.tasks.spec import OracleStep
+from osgym.tasks.suites import load_suite, templates
 
 TASKS = [t for t in load_suite("desktop-basics")
          if t.id in ("terminal-create-file", "editor-save-text", "terminal-rename-file")]

@@ -6,7 +6,7 @@ import docker
 import pytest
 
 from osgym.errors import PoolError, ReplicaUnreachable, RequestRejected
-from osgym.pool import POOL_LABEL, REPLICA_LABEL, ReplicaPool, reap
+from osgym.replicas.pool import POOL_LABEL, REPLICA_LABEL, ReplicaPool, reap
 
 
 def _labelled(client: docker.DockerClient, pool: str) -> list:

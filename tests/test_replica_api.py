@@ -8,9 +8,9 @@ import httpx
 import pytest
 from PIL import Image
 
-from osgym.actions import Click, Hotkey, MoveTo, Press, Typing
+from osgym.agents.actions import Click, Hotkey, MoveTo, Press, Typing
 from osgym.errors import RequestRejected
-from osgym.replica import Replica
+from osgym.replicas.client import Replica
 
 
 def test_health_reports_the_screen(replica: Replica) -> None:

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from osgym.action_parsers import parse_anthropic, xdotool_chords
-from osgym.actions import (
+from osgym.agents.actions import (
     Click,
     DoubleClick,
     DragTo,
@@ -21,6 +20,7 @@ from osgym.actions import (
     Typing,
     Wait,
 )
+from osgym.agents.parsers import parse_anthropic, xdotool_chords
 from osgym.errors import PolicyError
 
 

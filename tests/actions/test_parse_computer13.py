@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from osgym.action_parsers import parse_computer13_response, scale_actions, split_fenced
-from osgym.actions import (
+from osgym.agents.actions import (
     Click,
     DragTo,
     Fail,
@@ -16,7 +15,8 @@ from osgym.actions import (
     Typing,
     Wait,
 )
-from osgym.actions import Done as DoneAction
+from osgym.agents.actions import Done as DoneAction
+from osgym.agents.parsers import parse_computer13_response, scale_actions, split_fenced
 from osgym.errors import PolicyError
 
 
@@ -75,7 +75,7 @@ def test_replies(text: str, expected: tuple) -> None:
     ids=lambda value: value[:40],
 )
 def test_rejections(text: str, message: str) -> None:
-    # "invalid X action" messages come from osgym.actions.parse_action, word for word.
+    # "invalid X action" messages come from osgym.agents.actions.parse_action, word for word.
     with pytest.raises(PolicyError) as info:
         parse_computer13_response(text)
     assert message in str(info.value)

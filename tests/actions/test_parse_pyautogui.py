@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from osgym.action_parsers import parse_pyautogui, parse_pyautogui_response
-from osgym.actions import (
+from osgym.agents.actions import (
     Click,
     DoubleClick,
     DragTo,
@@ -22,7 +21,8 @@ from osgym.actions import (
     Typing,
     Wait,
 )
-from osgym.actions import Done as DoneAction
+from osgym.agents.actions import Done as DoneAction
+from osgym.agents.parsers import parse_pyautogui, parse_pyautogui_response
 from osgym.errors import PolicyError
 
 

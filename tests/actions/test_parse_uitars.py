@@ -4,13 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from osgym.action_parsers import (
-    UITARS_SCROLL_CLICKS,
-    UITARS_WAIT_SECONDS,
-    parse_uitars,
-    parse_uitars_response,
-)
-from osgym.actions import (
+from osgym.agents.actions import (
     Click,
     DoubleClick,
     DragTo,
@@ -25,7 +19,13 @@ from osgym.actions import (
     Typing,
     Wait,
 )
-from osgym.actions import Done as DoneAction
+from osgym.agents.actions import Done as DoneAction
+from osgym.agents.parsers import (
+    UITARS_SCROLL_CLICKS,
+    UITARS_WAIT_SECONDS,
+    parse_uitars,
+    parse_uitars_response,
+)
 from osgym.errors import PolicyError
 
 SCREEN = (1920, 1080)

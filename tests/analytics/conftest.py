@@ -45,7 +45,7 @@ import pyarrow.parquet as pq
 import pytest
 from PIL import Image
 
-from osgym.schema import EPISODES, SCHEMA_VERSION, STEPS
+from osgym.dataset.schema import EPISODES, SCHEMA_VERSION, STEPS
 
 SIZE = (64, 48)
 DATASET = "demo"
@@ -193,7 +193,7 @@ def write_dataset(root: Path, dataset: str = DATASET) -> Path:
 
 @dataclass
 class FixtureView:
-    """Stands in for ``osgym.store.DatasetView`` (same attributes)."""
+    """Stands in for ``osgym.dataset.store.DatasetView`` (same attributes)."""
 
     root: str
     manifests: list[dict[str, Any]]
@@ -257,20 +257,20 @@ def view(dataset_root: Path) -> FixtureView:
 
 @pytest.fixture
 def store_module(monkeypatch: pytest.MonkeyPatch) -> types.ModuleType:
-    """``osgym.store``: the real one once it exists, else a stub with the same ``open_dataset``."""
+    """``osgym.dataset.store``: the real one once it exists, else a stub with the same ``open_dataset``."""
     try:
-        import osgym.store as real
+        import osgym.dataset.store as real
     except ImportError:
-        stub = types.ModuleType("osgym.store")
+        stub = types.ModuleType("osgym.dataset.store")
         stub.open_dataset = open_fixture_view  # type: ignore[attr-defined]
-        monkeypatch.setitem(sys.modules, "osgym.store", stub)
+        monkeypatch.setitem(sys.modules, "osgym.dataset.store", stub)
         return stub
     return real
 
 
 @pytest.fixture(params=["parquet", "arrow"])
 def con(request: pytest.FixtureRequest, view: FixtureView) -> Any:
-    from osgym import analytics
+    from osgym.analysis import analytics
 
     c = analytics.connect_view(view, route=request.param)
     yield c

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import doctest
 import hashlib
 import io
 import types
@@ -14,9 +13,9 @@ import pyarrow as pa
 import pytest
 from PIL import Image
 
-from osgym import analytics
+from osgym.analysis import analytics
+from osgym.dataset.schema import EPISODES
 from osgym.errors import ConfigError
-from osgym.schema import EPISODES
 
 
 def rows(con: duckdb.DuckDBPyConnection, name: str, **params: Any) -> list[dict[str, Any]]:
@@ -268,10 +267,6 @@ def test_is_blank_image() -> None:
     assert analytics.is_blank_image(_encode(dot, "PNG"), tolerance=8)
 
 
-def test_doctests() -> None:
-    assert doctest.testmod(analytics).failed == 0
-
-
 def test_s3_route_with_registered_arrow_datasets(dataset_root: Path, data: types.SimpleNamespace) -> None:
     """The arrow route over a real S3 API (moto's server) via pyarrow's S3FileSystem; no httpfs."""
     moto_server = pytest.importorskip("moto.server")
@@ -279,7 +274,7 @@ def test_s3_route_with_registered_arrow_datasets(dataset_root: Path, data: types
     import pyarrow.dataset as pads
     import pyarrow.fs as pafs
 
-    from osgym.schema import STEPS
+    from osgym.dataset.schema import STEPS
 
     server = moto_server.ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
     server.start()

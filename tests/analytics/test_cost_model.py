@@ -1,13 +1,12 @@
 from __future__ import annotations
 
-import doctest
 from datetime import date
 
 import pydantic
 import pytest
 
-from osgym import cost
-from osgym.cost import DEFAULT_PRICE, PriceTable
+from osgym.analysis import cost
+from osgym.analysis.cost import DEFAULT_PRICE, PriceTable
 
 
 def test_default_price_is_the_cited_m7i_4xlarge() -> None:
@@ -69,7 +68,3 @@ def test_assumptions_state_price_source_and_density() -> None:
     assert DEFAULT_PRICE.source in text and "2026-11-30" in text
     assert "32 replicas per host" in text and "$0.6048/replica-day" in text
     assert f"{cost.IDLE_REPLICA_MEM_MIB} MiB" in text
-
-
-def test_doctests() -> None:
-    assert doctest.testmod(cost).failed == 0

@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-import doctest
 import hashlib
 import html
 import re
@@ -13,7 +12,7 @@ import pytest
 from PIL import Image
 from rich.console import Console
 
-from osgym import analytics, cost, report
+from osgym.analysis import analytics, cost, report
 from osgym.errors import ConfigError
 
 
@@ -153,10 +152,6 @@ def test_format_value() -> None:
         ("x", None), ("x", True), ("x", 1234), ("retry_rate", 1.0), ("usd_per_replica_day", 0.6048),
         ("total_usd", 0.00228), ("p99", 87.9), ("p99", 382.0), ("x", float("nan"))]] == [
         "–", "yes", "1,234", "100.0%", "$0.6048", "$0.00228", "87.9", "382", "–"]
-
-
-def test_doctests() -> None:
-    assert doctest.testmod(report).failed == 0
 
 
 def test_no_raw_html_from_data_in_report(parquet_con: duckdb.DuckDBPyConnection, tmp_path: Path) -> None:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import shlex
 
-from osgym.episode import EpisodeLimits, run_episode
-from osgym.policies.openai import OpenAIPolicy
-from osgym.suites import load_suite
+from osgym.agents.policies.openai import OpenAIPolicy
+from osgym.episodes.runner import EpisodeLimits, run_episode
+from osgym.tasks.suites import load_suite
 
 TASK = next(t for t in load_suite("desktop-basics") if t.id == "terminal-create-file")
 LIMITS = EpisodeLimits(max_steps=5, deadline_s=120, settle_s=0.5)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import base64
-import doctest
 import gc
 import io
 import json
@@ -12,11 +11,11 @@ import socket
 import pytest
 from PIL import Image
 
-import osgym.policies.openai
-from osgym.actions import Click, Done, Fail, Hotkey, Press, Typing
+import osgym.agents.policies.openai
+from osgym.agents.actions import Click, Done, Fail, Hotkey, Press, Typing
+from osgym.agents.policies.base import Decision, Policy
+from osgym.agents.policies.openai import DEFAULT_SYSTEM_PROMPTS, OpenAIPolicy, OpenAIPolicyConfig
 from osgym.errors import ConfigError, PolicyError, error_class_of
-from osgym.policies.base import Decision, Policy
-from osgym.policies.openai import DEFAULT_SYSTEM_PROMPTS, OpenAIPolicy, OpenAIPolicyConfig
 
 INSTRUCTION = "Save the file as notes.txt"
 
@@ -113,7 +112,7 @@ def test_episode_of_replies_ending_in_done(fake_openai, make_policy, make_observ
     assert last[2]["content"] == decisions[1].raw and last[4]["content"] == decisions[2].raw
     assert images_in(bodies[3])[:2] == images_in(bodies[2])[1:]  # the window slid by one turn
     # The instruction opens the window of turns; the screenshot of the current step closes it.
-    assert last[1]["content"][0] == {"type": "text", "text": osgym.policies.openai.DEFAULT_USER_PROMPT}
+    assert last[1]["content"][0] == {"type": "text", "text": osgym.agents.policies.openai.DEFAULT_USER_PROMPT}
     assert images_in(bodies[3])[-1] != images_in(bodies[2])[-1]
 
     request = fake_openai.requests[0]
@@ -474,8 +473,3 @@ class TestConfig:
         again = OpenAIPolicyConfig(**config.public())
         assert again.public() == config.public()
         assert config == OpenAIPolicyConfig(model="m", api_key="k", action_format="uitars", history_length=4)
-
-
-def test_doctests() -> None:
-    result = doctest.testmod(osgym.policies.openai)
-    assert result.attempted > 0 and result.failed == 0

@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-import doctest
 import json
 
 import pytest
 
-import osgym.policies.random
-from osgym.actions import TERMINAL_TYPES, Done
+from osgym.agents.actions import TERMINAL_TYPES, Done
+from osgym.agents.policies.base import Decision, Policy
+from osgym.agents.policies.random import DEFAULT_WEIGHTS, RandomPolicy
 from osgym.errors import PolicyError
-from osgym.policies.base import Decision, Policy
-from osgym.policies.random import DEFAULT_WEIGHTS, RandomPolicy
 
 
 def run(policy: RandomPolicy, obs, episode_seed: int, steps: int) -> list[dict]:
@@ -118,8 +116,3 @@ def test_config_is_json_and_reproduces_the_policy(make_observation) -> None:
     obs = make_observation()
     assert run(policy, obs, 1, 8) == run(clone, obs, 1, 8)
     assert "seed=5" in repr(policy)
-
-
-def test_doctests() -> None:
-    result = doctest.testmod(osgym.policies.random)
-    assert result.attempted > 0 and result.failed == 0

@@ -8,8 +8,8 @@ import signal
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from osgym.collect import Collector, EpisodeJob, collect_with_retries
-from osgym.trajectory import EpisodeResult
+from osgym.episodes.collect import Collector, EpisodeJob, collect_with_retries
+from osgym.episodes.trajectory import EpisodeResult
 
 
 def run_jobs(collector: Collector, jobs: list[EpisodeJob], workers: int, retries: int = 2) -> list[EpisodeResult]:

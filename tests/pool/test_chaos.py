@@ -14,11 +14,11 @@ from pathlib import Path
 import pyarrow.parquet as pq
 from pool_support import push_past_memory_limit, run_jobs, sigstop
 
-from osgym.collect import Collector, plan_jobs
-from osgym.events import write_events
-from osgym.pool import ReplicaPool
-from osgym.recipe import load_recipe
-from osgym.replica import ReplicaState, Timeouts
+from osgym.episodes.collect import Collector, plan_jobs
+from osgym.episodes.recipe import load_recipe
+from osgym.replicas.client import ReplicaState, Timeouts
+from osgym.replicas.events import write_events
+from osgym.replicas.pool import ReplicaPool
 
 
 def _chaos(pool: ReplicaPool, stop: threading.Event, log: list[str], period: float = 3.0, rounds: int = 40) -> None:

@@ -11,10 +11,10 @@ import pytest
 from pool_support import sigstop
 
 from osgym.errors import CapacityError, ReplicaUnreachable
-from osgym.events import EVENT_KINDS, write_events
-from osgym.hosts import DockerHost
-from osgym.pool import OWNER_LABEL, POOL_LABEL, ReplicaPool, owner_id, reap
-from osgym.replica import Timeouts
+from osgym.replicas.client import Timeouts
+from osgym.replicas.events import EVENT_KINDS, write_events
+from osgym.replicas.hosts import DockerHost
+from osgym.replicas.pool import OWNER_LABEL, POOL_LABEL, ReplicaPool, owner_id, reap
 
 
 def _wait(cond, timeout: float) -> bool:  # type: ignore[no-untyped-def]

@@ -16,7 +16,7 @@ from pathlib import Path
 import docker
 import yaml
 
-from osgym.pool import OWNER_LABEL, POOL_LABEL
+from osgym.replicas.pool import OWNER_LABEL, POOL_LABEL
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -6,7 +6,7 @@ import docker
 import pytest
 
 from flows import maintenance
-from osgym.pool import OWNER_LABEL, POOL_LABEL, owner_id
+from osgym.replicas.pool import OWNER_LABEL, POOL_LABEL, owner_id
 
 
 def test_reap_host_task_removes_orphans_only(docker_client, image, pool_name) -> None:  # type: ignore[no-untyped-def]

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from osgym.pool import ReplicaPool
+from osgym.replicas.pool import ReplicaPool
 
 PROBE = ("import socket\n"
          "try:\n"

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from typer.testing import CliRunner
 
-from osgym import capacity
 from osgym.cli import app
-from osgym.hosts import DockerHost, as_hosts
+from osgym.replicas import capacity
+from osgym.replicas.hosts import DockerHost, as_hosts
 
 
 def test_plan_takes_the_smallest_bound() -> None:

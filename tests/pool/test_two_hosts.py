@@ -9,11 +9,11 @@ from collections import Counter
 import docker
 from pool_support import run_jobs
 
-from osgym.collect import Collector, plan_jobs
-from osgym.hosts import DockerHost
-from osgym.pool import POOL_LABEL, ReplicaPool
-from osgym.recipe import load_recipe
-from osgym.replica import Timeouts
+from osgym.episodes.collect import Collector, plan_jobs
+from osgym.episodes.recipe import load_recipe
+from osgym.replicas.client import Timeouts
+from osgym.replicas.hosts import DockerHost
+from osgym.replicas.pool import POOL_LABEL, ReplicaPool
 
 
 def test_replicas_spread_over_two_hosts_and_the_run_survives_one_dying(  # type: ignore[no-untyped-def]

@@ -1,6 +1,6 @@
 """Fixtures for the replica tests: a shared native replica, a compatibility-mode container and an input probe.
 
-Every container started here carries an ``osgym.pool=i3-...`` label and is removed
+Every container started here carries an ``osgym.replicas.pool=i3-...`` label and is removed
 in the fixture's finalizer, whatever the test did.
 """
 
@@ -16,8 +16,8 @@ import docker.errors
 import httpx
 import pytest
 
-from osgym.pool import POOL_LABEL, ReplicaPool
-from osgym.replica import Replica
+from osgym.replicas.client import Replica
+from osgym.replicas.pool import POOL_LABEL, ReplicaPool
 from tests.replica.helpers import SCREEN, free_loopback_address
 
 

@@ -10,7 +10,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from osgym.replica import Replica
+from osgym.replicas.client import Replica
 
 SCREEN = (1280, 800)
 PROBE_SOURCE = (Path(__file__).parent / "probe.py").read_bytes()

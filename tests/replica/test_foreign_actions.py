@@ -5,10 +5,10 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from osgym.action_parsers import parse_anthropic, parse_pyautogui, parse_uitars
-from osgym.actions import Click
+from osgym.agents.actions import Click
+from osgym.agents.parsers import parse_anthropic, parse_pyautogui, parse_uitars
 from osgym.errors import RequestRejected
-from osgym.replica import Replica
+from osgym.replicas.client import Replica
 
 
 def test_pyautogui_code_types_text_that_the_editor_saves(replica: Replica) -> None:

@@ -9,7 +9,7 @@ import httpx
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from osgym.replica import Replica
+from osgym.replicas.client import Replica
 
 # Strategies that hypothesis may print (filters and what they wrap) use named functions, not lambdas:
 # describing a lambda makes hypothesis ast.parse this file, and CPython 3.11's parser can fail with

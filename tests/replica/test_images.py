@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from osgym import images
 from osgym.errors import ImageError
+from osgym.replicas import images
 
 
 def _tree(root: Path, wheels: dict[str, bytes]) -> Path:

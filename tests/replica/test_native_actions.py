@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from osgym.actions import (
+from osgym.agents.actions import (
     Click,
     Done,
     DoubleClick,
@@ -26,7 +26,7 @@ from osgym.actions import (
     Typing,
     Wait,
 )
-from osgym.replica import Replica
+from osgym.replicas.client import Replica
 from tests.replica.helpers import Probe
 
 

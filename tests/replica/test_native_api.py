@@ -10,9 +10,9 @@ import xml.etree.ElementTree as ET
 import pytest
 from PIL import Image
 
-from osgym.actions import MoveTo
+from osgym.agents.actions import MoveTo
 from osgym.errors import RequestRejected
-from osgym.replica import Replica
+from osgym.replicas.client import Replica
 
 ST = "{https://accessibility.ubuntu.example.org/ns/state}"
 

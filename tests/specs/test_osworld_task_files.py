@@ -6,12 +6,12 @@ from pathlib import Path
 
 import pytest
 
-from osgym.episode import EpisodeLimits, run_episode
+from osgym.agents.policies.noop import NoopPolicy
+from osgym.agents.policies.scripted import ScriptedPolicy
+from osgym.episodes.runner import EpisodeLimits, run_episode
 from osgym.errors import TaskLoadError
-from osgym.policies.noop import NoopPolicy
-from osgym.policies.scripted import ScriptedPolicy
-from osgym.pool import ReplicaPool
-from osgym.specs.task import OracleStep, TaskSpec, load_task
+from osgym.replicas.pool import ReplicaPool
+from osgym.tasks.spec import OracleStep, TaskSpec, load_task
 
 HERE = Path(__file__).parent / "osworld_tasks"
 LIMITS = EpisodeLimits(max_steps=20, deadline_s=120, settle_s=0.5)

@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 
 from PIL import Image, ImageDraw
 
-from osgym.trajectory import EpisodeResult, Step, Trajectory
+from osgym.episodes.trajectory import EpisodeResult, Step, Trajectory
 
 POLICIES = ("random", "scripted", "claude")
 T0 = datetime(2026, 1, 1, tzinfo=UTC)

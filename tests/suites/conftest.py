@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from osgym.pool import ReplicaPool
+from osgym.replicas.pool import ReplicaPool
 from tests.conftest import SESSION, TEST_SCREEN
 
 

@@ -14,15 +14,15 @@ from concurrent.futures import Future, ThreadPoolExecutor
 
 import pytest
 
-from osgym.episode import EpisodeLimits, run_episode
+from osgym.agents.policies.noop import NoopPolicy
+from osgym.agents.policies.scripted import ScriptedPolicy
+from osgym.episodes.runner import EpisodeLimits, run_episode
+from osgym.episodes.trajectory import Trajectory
 from osgym.errors import ReplicaError
-from osgym.policies.noop import NoopPolicy
-from osgym.policies.scripted import ScriptedPolicy
-from osgym.pool import ReplicaPool
-from osgym.specs.generators import Template
-from osgym.specs.task import TaskSpec
-from osgym.suites import templates
-from osgym.trajectory import Trajectory
+from osgym.replicas.pool import ReplicaPool
+from osgym.tasks.generators import Template
+from osgym.tasks.spec import TaskSpec
+from osgym.tasks.suites import templates
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 

@@ -24,15 +24,15 @@ from typing import Any
 
 import pytest
 
-from osgym.actions import Hotkey, Press, Typing
-from osgym.episode import EpisodeLimits, run_episode
-from osgym.observation import Observation
-from osgym.policies.base import Decision
-from osgym.policies.scripted import ScriptedPolicy, _control_enabled
-from osgym.pool import ReplicaPool
-from osgym.specs.task import TaskSpec
-from osgym.suites import templates
-from osgym.trajectory import Step
+from osgym.agents.actions import Hotkey, Press, Typing
+from osgym.agents.observation import Observation
+from osgym.agents.policies.base import Decision
+from osgym.agents.policies.scripted import ScriptedPolicy, _control_enabled
+from osgym.episodes.runner import EpisodeLimits, run_episode
+from osgym.episodes.trajectory import Step
+from osgym.replicas.pool import ReplicaPool
+from osgym.tasks.spec import TaskSpec
+from osgym.tasks.suites import templates
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 

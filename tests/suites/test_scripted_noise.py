@@ -4,21 +4,25 @@ from __future__ import annotations
 
 import pytest
 
-from osgym.actions import Done, MoveTo, Press, Typing
+from osgym.agents.actions import Done, MoveTo, Press, Typing
+from osgym.agents.observation import Observation, Window
+from osgym.agents.policies.scripted import ScriptedPolicy
 from osgym.errors import PolicyError
-from osgym.observation import Observation, Window
-from osgym.policies.scripted import ScriptedPolicy
-from osgym.suites import templates
+from osgym.tasks.suites import templates
 
 
 class _AnyWindow(Observation):
-    """An observation in which every window an op waits for exists and every dialog is gone."""
+    """An observation in which every window an op waits for exists, every dialog is gone,
+    and (in its accessibility tree) the Save As dialog's Save button is sensitive."""
 
     def window(self, title_contains: str) -> Window | None:
         return Window(1, title_contains, 10, 30, 300, 200, True, "X")
 
 
-OBS = _AnyWindow(b"", "png", 1280, 800, "x", 0, ())
+SAVE_ENABLED = ('<desktop-frame xmlns:st="https://accessibility.ubuntu.example.org/ns/state"><application>'
+                '<file-chooser name="Save As"><push-button name="Save" st:showing="true" st:sensitive="true"/>'
+                '</file-chooser></application></desktop-frame>')
+OBS = _AnyWindow(b"", "png", 1280, 800, "x", 0, (), a11y=SAVE_ENABLED)
 
 
 def _actions(task, noise: float, seed: int) -> list:  # type: ignore[no-untyped-def]

@@ -1,0 +1,58 @@
+"""The Policy protocol: ``act(observation, history) -> Decision``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+from osgym.agents.actions import Action
+from osgym.agents.observation import Observation
+
+if TYPE_CHECKING:
+    from osgym.episodes.trajectory import Step
+    from osgym.tasks.spec import TaskSpec
+
+
+@dataclass
+class Decision:
+    """What a policy decided at one step.
+
+    ``actions`` run in order on the replica; a ``Done`` or ``Fail`` among them
+    ends the episode. ``raw`` and ``usage`` keep a model's reply and token counts
+    so analytics can audit and cost them.
+
+    ``waiting`` says the policy is waiting for the screen to reach a state it
+    needs, and ``actions`` only let time pass: the episode runner then observes
+    again and asks again *without spending a step*, until the policy decides
+    something else (or raises), and records the whole wait as one ``WAIT`` step.
+    A wait is bounded by the policy's own timeout and the episode's deadline,
+    not by ``max_steps``.
+
+    ``needs_a11y`` asks for the accessibility tree in the next observation
+    (it costs about half a second, so it is fetched only when asked for).
+    """
+
+    actions: list[Action]
+    thought: str | None = None
+    raw: str | None = None
+    usage: dict[str, Any] | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+    waiting: bool = False
+    needs_a11y: bool = False
+
+
+@runtime_checkable
+class Policy(Protocol):
+    """Anything that maps observations to actions.
+
+    ``reset`` is called once per episode before the first ``act``.
+    Implementations raise :class:`osgym.errors.PolicyError` when they cannot act.
+    """
+
+    name: str
+
+    def reset(self, task: TaskSpec, *, seed: int) -> None: ...
+
+    def act(self, observation: Observation, history: list[Step]) -> Decision: ...
+
+    def config(self) -> dict[str, Any]: ...

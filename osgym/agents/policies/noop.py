@@ -1,0 +1,25 @@
+"""A policy that does nothing: it declares DONE at once. Used to show evaluators can fail."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from osgym.agents.actions import Done
+from osgym.agents.observation import Observation
+from osgym.agents.policies.base import Decision
+from osgym.episodes.trajectory import Step
+
+
+class NoopPolicy:
+    """Ends every episode immediately with DONE."""
+
+    name = "noop"
+
+    def config(self) -> dict[str, Any]:
+        return {}
+
+    def reset(self, task: Any, *, seed: int) -> None:
+        pass
+
+    def act(self, observation: Observation, history: list[Step]) -> Decision:
+        return Decision([Done()], thought="do nothing")

@@ -1,0 +1,529 @@
+"""A policy backed by any OpenAI-compatible chat-completions endpoint with images.
+
+vLLM, SGLang and hosted APIs all speak ``POST {base_url}/chat/completions``.
+Each :meth:`OpenAIPolicy.act` sends the system prompt, the last
+``history_length`` turns (screenshot and the model's reply) and the current
+screenshot as a base64 data URL, then parses the reply with the parser that
+``action_format`` names (:mod:`osgym.agents.parsers`):
+
+=============== ===================================================== ============
+action_format   reply                                                 coordinates
+=============== ===================================================== ============
+``pyautogui``   pyautogui code in a fenced block, or WAIT/DONE/FAIL   image pixels
+``computer_13`` computer_13 JSON, flat or OSWorld-nested              image pixels
+``uitars``      ``Thought: ... Action: click(start_box='(x,y)')``     0..1000 or image pixels
+=============== ===================================================== ============
+
+Coordinates are read in the space of the image the model saw (downscaled to
+``max_side``) and mapped onto the screen, so models never need the real size.
+
+HTTP 429 and 5xx answers and transport errors are retried with exponential
+backoff, honouring ``Retry-After``. Any other failure, and a reply that cannot
+be parsed, raises :class:`~osgym.errors.PolicyError`, which the episode runner
+records as ``policy_error``.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import os
+import random
+import time
+import weakref
+from collections import deque
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from email.utils import parsedate_to_datetime
+from typing import TYPE_CHECKING, Any, Literal
+
+import httpx
+from PIL import Image, UnidentifiedImageError
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SecretStr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
+
+from osgym.agents.actions import Action
+from osgym.agents.observation import Observation
+from osgym.agents.parsers import (
+    CoordSpace,
+    parse_computer13_response,
+    parse_pyautogui_response,
+    parse_uitars_response,
+    scale_actions,
+)
+from osgym.agents.policies.base import Decision
+from osgym.errors import ConfigError, PolicyError
+
+if TYPE_CHECKING:
+    from osgym.episodes.trajectory import Step
+
+__all__ = [
+    "DEFAULT_SYSTEM_PROMPTS",
+    "DEFAULT_USER_PROMPT",
+    "ActionFormat",
+    "OpenAIPolicy",
+    "OpenAIPolicyConfig",
+    "fill_prompt",
+    "retry_after_seconds",
+]
+
+ActionFormat = Literal["pyautogui", "computer_13", "uitars"]
+
+DEFAULT_BASE_URL = "http://127.0.0.1:8000/v1"
+DEFAULT_TIMEOUT_S = 60.0
+DEFAULT_CONNECT_TIMEOUT_S = 10.0
+_BODY_EXCERPT = 300
+
+_PYAUTOGUI_PROMPT = """\
+You operate a Linux desktop computer with its mouse and keyboard to carry out a task for a user.
+Each turn you see a screenshot of the screen, {width}x{height} pixels; coordinates are pixels of \
+that screenshot, counted from its top-left corner.
+
+Reply with one short sentence of reasoning, then one Python code block that performs the next \
+action with pyautogui, for example:
+```python
+pyautogui.click(120, 340)
+```
+Use only constant arguments and these functions: pyautogui.click, doubleClick, tripleClick, \
+rightClick, middleClick, moveTo, dragTo, mouseDown, mouseUp, scroll, hscroll, write, press, \
+keyDown, keyUp, hotkey, and time.sleep. No variables, loops or other modules.
+Instead of code you may reply with ```WAIT``` to let the screen settle, ```DONE``` once the task \
+is complete, or ```FAIL``` if the task cannot be done.
+
+Task: {instruction}"""
+
+_COMPUTER13_PROMPT = """\
+You operate a Linux desktop computer with its mouse and keyboard to carry out a task for a user.
+Each turn you see a screenshot of the screen, {width}x{height} pixels; coordinates are pixels of \
+that screenshot, counted from its top-left corner.
+
+Reply with one short sentence of reasoning, then a JSON code block holding the next action, or a \
+list of actions, each an object with an "action_type" and its fields:
+MOVE_TO x y | CLICK x? y? button? num_clicks? | MOUSE_DOWN button? | MOUSE_UP button? | \
+RIGHT_CLICK x? y? | DOUBLE_CLICK x? y? | DRAG_TO x y | SCROLL dx dy (positive dy scrolls up) | \
+TYPING text | PRESS key | KEY_DOWN key | KEY_UP key | HOTKEY keys (a list) | WAIT seconds? | \
+FAIL | DONE
+For example:
+```json
+{{"action_type": "CLICK", "x": 120, "y": 340}}
+```
+Use DONE once the task is complete and FAIL if the task cannot be done.
+
+Task: {instruction}"""
+
+_UITARS_PROMPT = """\
+You are a GUI agent. You are given a task, your previous actions and screenshots, and you \
+perform the next action to complete the task.
+
+## Output Format
+Thought: ...
+Action: ...
+
+## Action Space
+click(start_box='<|box_start|>(x1,y1)<|box_end|>')
+left_double(start_box='<|box_start|>(x1,y1)<|box_end|>')
+right_single(start_box='<|box_start|>(x1,y1)<|box_end|>')
+drag(start_box='<|box_start|>(x1,y1)<|box_end|>', end_box='<|box_start|>(x3,y3)<|box_end|>')
+hotkey(key='')  # keys separated by spaces, lowercase, at most 3
+type(content='')  # end content with \\n to submit it
+scroll(start_box='<|box_start|>(x1,y1)<|box_end|>', direction='down or up or right or left')
+wait()  # wait 5 s and look again
+finished()  # the task is complete
+call_user()  # the task cannot be done
+
+## Note
+- Write a short plan in Thought and name the target of the next action.
+
+## User Instruction
+{instruction}"""
+
+DEFAULT_SYSTEM_PROMPTS: Mapping[str, str] = {
+    "pyautogui": _PYAUTOGUI_PROMPT,
+    "computer_13": _COMPUTER13_PROMPT,
+    "uitars": _UITARS_PROMPT,
+}
+"""The system prompt used when the config gives none, by action format."""
+
+DEFAULT_USER_PROMPT = "Here is the current screenshot. What is the next action?"
+"""The text sent with the first screenshot of the window of turns."""
+
+
+def _default_api_key() -> SecretStr | None:
+    key = os.environ.get("OPENAI_API_KEY")
+    return SecretStr(key) if key else None
+
+
+def fill_prompt(template: str, **values: Any) -> str:
+    """Fill ``{name}`` placeholders, leaving every other brace alone.
+
+    Unlike :meth:`str.format`, JSON examples in a prompt need no escaping,
+    except that ``{{`` and ``}}`` still stand for single braces.
+
+    >>> fill_prompt('Task: {instruction} as {"a": 1} {{x}}', instruction="save")
+    'Task: save as {"a": 1} {x}'
+    """
+    for name, value in values.items():
+        template = template.replace("{" + name + "}", str(value))
+    return template.replace("{{", "{").replace("}}", "}")
+
+
+def retry_after_seconds(value: str | None, now: float | None = None) -> float | None:
+    """Seconds to wait from a ``Retry-After`` header: delta-seconds or an HTTP date.
+
+    >>> retry_after_seconds("2")
+    2.0
+    >>> retry_after_seconds("Wed, 21 Oct 2015 07:28:00 GMT", now=1445412470.0)
+    10.0
+    >>> retry_after_seconds("soon") is None
+    True
+    """
+    if value is None:
+        return None
+    value = value.strip()
+    try:
+        seconds = float(value)
+    except ValueError:
+        try:
+            when = parsedate_to_datetime(value).timestamp()
+        except (TypeError, ValueError, IndexError):
+            return None
+        seconds = when - (time.time() if now is None else now)
+    if seconds != seconds:  # NaN
+        return None
+    return max(seconds, 0.0)
+
+
+class OpenAIPolicyConfig(BaseModel):
+    """Settings of :class:`OpenAIPolicy`; a value object whose repr masks the key.
+
+    Prompts may use ``{instruction}``, ``{width}`` and ``{height}`` (the size of
+    the image the model sees); other braces are left as they are.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    base_url: str = DEFAULT_BASE_URL
+    """The API root, ending where ``/chat/completions`` is appended (``.../v1``)."""
+    model: str = Field(min_length=1)
+    api_key: SecretStr | None = Field(default_factory=_default_api_key)
+    """Sent as a bearer token; defaults to ``$OPENAI_API_KEY``; never in ``config()``."""
+    system_prompt: str | None = None
+    """``None`` picks :data:`DEFAULT_SYSTEM_PROMPTS` for the action format."""
+    user_prompt: str = DEFAULT_USER_PROMPT
+    action_format: ActionFormat = "pyautogui"
+    history_length: int = Field(default=2, ge=0, le=50)
+    """Previous turns (screenshot plus reply) sent before the current screenshot."""
+    max_side: int | None = Field(default=1280, ge=32)
+    """Screenshots whose longer side exceeds this are downscaled; ``None`` sends them whole."""
+    uitars_coord_space: CoordSpace = "relative1000"
+    temperature: float = Field(default=0.0, ge=0.0, le=2.0)
+    max_tokens: int = Field(default=1024, ge=1)
+    timeout: float = Field(default=DEFAULT_TIMEOUT_S, gt=0, le=3600)
+    """Seconds for a whole request to be read (connecting gets at most 10 s)."""
+    max_retries: int = Field(default=4, ge=0, le=20)
+    backoff_base: float = Field(default=1.0, ge=0)
+    """First retry delay in seconds; doubled on each further retry."""
+    backoff_max: float = Field(default=60.0, ge=0)
+    """Cap on any one retry delay, including one asked for by ``Retry-After``."""
+    send_seed: bool = False
+    """Send ``seed`` (episode seed plus step) for reproducible sampling where supported."""
+    extra_body: dict[str, Any] = Field(default_factory=dict)
+    """Extra fields merged into each request body (``top_p``, vLLM's ``top_k`` ...)."""
+
+    @field_validator("base_url")
+    @classmethod
+    def _check_url(cls, value: str) -> str:
+        if not value.startswith(("http://", "https://")):
+            raise ValueError(f"expected an http:// or https:// URL, actual {value!r}")
+        return value.rstrip("/")
+
+    @model_validator(mode="after")
+    def _check_prompts(self) -> OpenAIPolicyConfig:
+        if "{instruction}" not in self.resolved_system_prompt + self.user_prompt:
+            raise ValueError("expected {instruction} in system_prompt or user_prompt, actual in neither")
+        return self
+
+    @property
+    def resolved_system_prompt(self) -> str:
+        """The system prompt template in effect (the configured or the default one)."""
+        if self.system_prompt is not None:
+            return self.system_prompt
+        return DEFAULT_SYSTEM_PROMPTS[self.action_format]
+
+    def public(self) -> dict[str, Any]:
+        """This config as JSON-ready data, without the API key."""
+        return self.model_dump(mode="json", exclude={"api_key"})
+
+
+@dataclass(frozen=True)
+class _Turn:
+    image_url: str
+    reply: str
+
+
+@dataclass(frozen=True)
+class _Image:
+    url: str
+    size: tuple[int, int]
+
+
+class OpenAIPolicy:
+    """Asks a vision-language model behind an OpenAI-compatible API for each action.
+
+    One keep-alive :class:`httpx.Client` serves all requests; :meth:`close`
+    releases it (so does garbage collection), and the policy is a context manager.
+
+    Args:
+        config: an :class:`OpenAIPolicyConfig` or a mapping of its fields.
+        transport: an httpx transport to use instead of the network (tests).
+        sleep: the function that waits between retries.
+
+    Raises:
+        ConfigError: if ``config`` is not valid.
+    """
+
+    name = "openai"
+
+    def __init__(
+        self,
+        config: OpenAIPolicyConfig | Mapping[str, Any],
+        *,
+        transport: httpx.BaseTransport | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        if not isinstance(config, OpenAIPolicyConfig):
+            try:
+                config = OpenAIPolicyConfig.model_validate(dict(config))
+            except ValidationError as exc:
+                err = exc.errors()[0]
+                where = ".".join(str(p) for p in err["loc"]) or "config"
+                raise ConfigError(f"openai policy config: {where}: {err['msg']}") from exc
+        self._config = config
+        self._sleep = sleep
+        self._jitter = random.Random()
+        headers = {"Accept": "application/json"}
+        if config.api_key is not None:
+            headers["Authorization"] = f"Bearer {config.api_key.get_secret_value()}"
+        timeout = httpx.Timeout(config.timeout, connect=min(config.timeout, DEFAULT_CONNECT_TIMEOUT_S))
+        self._client = httpx.Client(headers=headers, timeout=timeout, transport=transport)
+        # A policy dropped without close() (one per episode, say) still releases its connections.
+        self._finalizer = weakref.finalize(self, self._client.close)
+        self._url = f"{config.base_url}/chat/completions"
+        self._turns: deque[_Turn] = deque(maxlen=max(config.history_length, 1))
+        self._instruction: str | None = None
+        self._seed = 0
+        self._steps = 0
+        self._closed = False
+
+    def __repr__(self) -> str:
+        return f"OpenAIPolicy({self._config!r})"
+
+    def __enter__(self) -> OpenAIPolicy:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    @property
+    def settings(self) -> OpenAIPolicyConfig:
+        """The full config, key included (masked in its repr)."""
+        return self._config
+
+    def close(self) -> None:
+        """Close the HTTP client. Idempotent; :meth:`act` raises afterwards."""
+        self._closed = True
+        self._finalizer()
+
+    def config(self) -> dict[str, Any]:
+        """The settings that describe this policy, without secrets."""
+        return self._config.public()
+
+    def reset(self, task: Any, *, seed: int) -> None:
+        """Start an episode on ``task``; only ``task.instruction`` is read."""
+        instruction = getattr(task, "instruction", None)
+        if not isinstance(instruction, str):
+            kind = type(instruction).__name__
+            raise PolicyError(f"expected a task with a string instruction, actual {kind}")
+        self._instruction = instruction
+        self._seed = seed
+        self._steps = 0
+        self._turns.clear()
+
+    def act(self, observation: Observation, history: list[Step]) -> Decision:
+        """Ask the model for the next actions on ``observation``.
+
+        The policy keeps its own record of earlier turns (it needs the model's
+        raw replies), so ``history`` is not read.
+
+        Raises:
+            PolicyError: if the policy is closed or not reset, the endpoint
+                fails past its retries or answers an error, or the reply cannot
+                be parsed into at least one action.
+        """
+        if self._closed:
+            raise PolicyError("the openai policy is closed; create a new one")
+        if self._instruction is None:
+            raise PolicyError("act() called before reset(): expected a task first")
+        image = self._encode(observation)
+        payload = self._payload(image)
+        started = time.perf_counter()
+        data, attempts = self._post(payload)
+        latency_ms = (time.perf_counter() - started) * 1000
+        raw, reasoning = _reply_text(data)
+        thought, actions = self._parse(raw, image.size, (observation.width, observation.height))
+        self._turns.append(_Turn(image.url, raw))
+        self._steps += 1
+        usage = data.get("usage")
+        return Decision(
+            actions=actions,
+            thought=thought or reasoning,
+            raw=raw,
+            usage=usage if isinstance(usage, dict) else None,
+            extra={"attempts": attempts, "latency_ms": round(latency_ms, 1), "image_size": list(image.size)},
+        )
+
+    # ------------------------------------------------------------------ request
+
+    def _encode(self, observation: Observation) -> _Image:
+        """The screenshot as a data URL, downscaled to ``max_side`` if larger."""
+        try:
+            with Image.open(io.BytesIO(observation.screenshot)) as img:
+                size = img.size
+                fmt = (img.format or observation.screenshot_format or "png").lower()
+                limit = self._config.max_side
+                if limit is None or max(size) <= limit:
+                    data = observation.screenshot
+                else:
+                    scale = limit / max(size)
+                    size = (max(1, round(size[0] * scale)), max(1, round(size[1] * scale)))
+                    source = img if img.mode in ("RGB", "L") else img.convert("RGB")
+                    small = source.resize(size, Image.Resampling.BICUBIC, reducing_gap=2.0)
+                    out = io.BytesIO()
+                    if fmt == "jpeg":
+                        small.save(out, format="JPEG", quality=85)
+                    else:
+                        fmt = "png"
+                        small.save(out, format="PNG", compress_level=1)
+                    data = out.getvalue()
+        except (UnidentifiedImageError, OSError, ValueError) as exc:
+            raise PolicyError(
+                f"expected a PNG or JPEG screenshot, actual {len(observation.screenshot)} undecodable bytes"
+            ) from exc
+        return _Image(f"data:image/{fmt};base64,{base64.b64encode(data).decode('ascii')}", size)
+
+    def _payload(self, image: _Image) -> dict[str, Any]:
+        cfg = self._config
+        values = {"instruction": self._instruction, "width": image.size[0], "height": image.size[1]}
+        system = fill_prompt(cfg.resolved_system_prompt, **values)
+        user_text = {"type": "text", "text": fill_prompt(cfg.user_prompt, **values)}
+        messages: list[dict[str, Any]] = [{"role": "system", "content": system}] if system.strip() else []
+        window = list(self._turns)[-cfg.history_length:] if cfg.history_length else []
+        for i, turn in enumerate(window):
+            picture = {"type": "image_url", "image_url": {"url": turn.image_url}}
+            messages.append({"role": "user", "content": [user_text, picture] if i == 0 else [picture]})
+            messages.append({"role": "assistant", "content": turn.reply})
+        current = {"type": "image_url", "image_url": {"url": image.url}}
+        messages.append({"role": "user", "content": [current] if window else [user_text, current]})
+        payload: dict[str, Any] = {
+            **cfg.extra_body,
+            "model": cfg.model,
+            "messages": messages,
+            "temperature": cfg.temperature,
+            "max_tokens": cfg.max_tokens,
+        }
+        if cfg.send_seed:
+            payload["seed"] = self._seed + self._steps
+        return payload
+
+    def _backoff(self, attempt: int) -> float:
+        cfg = self._config
+        delay = min(cfg.backoff_max, cfg.backoff_base * 2.0**attempt)
+        return delay * (0.5 + self._jitter.random() / 2)
+
+    def _post(self, payload: dict[str, Any]) -> tuple[dict[str, Any], int]:
+        """POST with retries; the decoded JSON answer and the number of attempts."""
+        cfg = self._config
+        for attempt in range(cfg.max_retries + 1):
+            last_try = attempt == cfg.max_retries
+            try:
+                response = self._client.post(self._url, json=payload)
+            except httpx.TransportError as exc:
+                if last_try:
+                    raise PolicyError(
+                        f"{self._url} unreachable after {attempt + 1} attempts: {type(exc).__name__}: {exc}"
+                    ) from exc
+                self._sleep(self._backoff(attempt))
+                continue
+            status = response.status_code
+            if status == 429 or status >= 500:
+                if last_try:
+                    raise PolicyError(
+                        f"expected HTTP 200 from {self._url}, actual {status} after {attempt + 1} attempts: "
+                        f"{_excerpt(response.text)}"
+                    )
+                hinted = retry_after_seconds(response.headers.get("Retry-After"))
+                delay = self._backoff(attempt) if hinted is None else min(hinted, cfg.backoff_max)
+                self._sleep(delay)
+                continue
+            body = _excerpt(response.text)
+            if status != 200:
+                raise PolicyError(f"expected HTTP 200 from {self._url}, actual {status}: {body}")
+            try:
+                data = response.json()
+            except ValueError as exc:
+                raise PolicyError(f"expected a JSON body from {self._url}, actual {body}") from exc
+            if not isinstance(data, dict):
+                raise PolicyError(f"expected a JSON object from {self._url}, actual {body}")
+            return data, attempt + 1
+        raise AssertionError("unreachable")  # pragma: no cover - the loop returns or raises
+
+    # ------------------------------------------------------------------ reply
+
+    def _parse(
+        self, raw: str, image_size: tuple[int, int], screen: tuple[int, int]
+    ) -> tuple[str | None, list[Action]]:
+        fmt = self._config.action_format
+        try:
+            if fmt == "uitars":
+                thought, actions = parse_uitars_response(
+                    raw, screen=screen, coord_space=self._config.uitars_coord_space, image_size=image_size
+                )
+            else:
+                parse = parse_pyautogui_response if fmt == "pyautogui" else parse_computer13_response
+                thought, actions = parse(raw)
+                actions = scale_actions(actions, image_size, screen)
+        except PolicyError as exc:
+            raise PolicyError(f"cannot parse the {fmt} reply ({exc}): {_excerpt(raw)}") from exc
+        if not actions:
+            raise PolicyError(f"expected at least one {fmt} action, actual none in: {_excerpt(raw)}")
+        return thought, actions
+
+
+def _excerpt(text: str) -> str:
+    text = text.strip().replace("\n", "\\n")
+    return text if len(text) <= _BODY_EXCERPT else text[: _BODY_EXCERPT - 3] + "..."
+
+
+def _reply_text(data: dict[str, Any]) -> tuple[str, str | None]:
+    """The assistant's text (and any separate reasoning) from a chat completion."""
+    choices = data.get("choices")
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+        raise PolicyError(f"expected a completion with choices, actual {_excerpt(repr(data))}")
+    message = choices[0].get("message")
+    if not isinstance(message, dict):
+        raise PolicyError(f"expected choices[0].message, actual {_excerpt(repr(choices[0]))}")
+    content = message.get("content")
+    if isinstance(content, list):  # content parts
+        content = "".join(p.get("text", "") for p in content if isinstance(p, dict))
+    if not isinstance(content, str) or not content.strip():
+        reason = choices[0].get("finish_reason")
+        raise PolicyError(f"expected reply text, actual {content!r:.80} (finish_reason={reason!r})")
+    reasoning = message.get("reasoning_content")
+    return content, (reasoning.strip() or None) if isinstance(reasoning, str) else None

@@ -1,0 +1,244 @@
+"""The scripted policy: replays a task's oracle through GUI actions, optionally with noise.
+
+An oracle is a list of ops (``TaskSpec.oracle``). Ops that need the screen's
+state are resolved against the observation at the moment they run:
+
+- ``click_window {title, anchor="center", dx=0, dy=0, button="left"}``: click a window at an anchor
+  (``center``, ``top_left`` or ``top_right`` of its client area) plus an offset; the title bar
+  buttons sit above the client area, e.g. ``anchor="top_right", dx=-10, dy=-11`` is openbox's close
+- ``wait_window {title, timeout=10}``: wait until a window whose title or class contains ``title`` exists
+- ``wait_gone {title, timeout=10}``: wait until no window's title contains ``title``
+- ``wait_enabled {window, control, role="push-button", timeout=10}``: wait until the control named ``control`` in the
+  window whose title contains ``window`` is shown and sensitive, read from the accessibility tree. A careful
+  person does not press Enter on a dialog whose default button is still greyed out: GTK's file chooser,
+  for one, enables Save only 150 ms after the last keystroke in its Name field, and ignores Enter until then
+- ``type {text}``, ``press {key}``, ``hotkey {keys}``, ``click {x, y}``, ``wait {seconds}``
+- ``done``, ``fail``
+
+Any op may carry ``noise: false`` to keep noise away from it (e.g. type-ahead in a file manager).
+
+The ``wait_*`` ops poll: each poll is a ``waiting`` decision, which the episode runner does not count
+as a step (the whole wait is recorded as one ``WAIT`` step). A wait is bounded by its own ``timeout``
+in seconds of wall-clock time, so it ends as a ``PolicyError`` naming the task, the oracle step and
+the windows on screen, never by running silently into ``max_steps``.
+
+Noise (``ScriptedPolicy(noise=0.2)``) makes the data hold corrections as well as
+perfect runs. Before an eligible op, with probability ``noise``, the policy
+inserts a wrong action and then recovers from it:
+
+- before ``type``: a typo (a prefix of the text plus a wrong character), then ``backspace``,
+  then the rest of the text;
+- before ``click_window``, ``press`` and ``hotkey``: a stray pointer move to a random point
+  (harmless: the next op puts things right).
+
+The noise is deterministic for a task variant and episode seed.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+import xml.etree.ElementTree as ET
+from typing import Any
+
+from osgym.agents.actions import Action, Click, Done, Fail, Hotkey, MoveTo, Press, Typing, Wait
+from osgym.agents.observation import Observation
+from osgym.agents.policies.base import Decision
+from osgym.episodes.trajectory import Step
+from osgym.errors import PolicyError
+from osgym.tasks.spec import OracleStep, TaskSpec
+
+POLL_S = 0.2
+WAITS = ("wait_window", "wait_gone", "wait_enabled")
+OPS = ("click_window", *WAITS, "type", "press", "hotkey", "click", "wait", "done", "fail")
+A11Y_STATE = "{https://accessibility.ubuntu.example.org/ns/state}"
+TYPO_CHARS = "qxzjkvw"
+
+
+class ScriptedPolicy:
+    """Runs ``task.oracle`` one GUI action per step.
+
+    Args:
+        noise: probability, per eligible oracle op, of inserting a wrong action and recovering.
+
+    Raises:
+        PolicyError: (from ``act``) if an op cannot be resolved, e.g. its window never appears.
+    """
+
+    name = "scripted"
+
+    def __init__(self, noise: float = 0.0) -> None:
+        if not 0.0 <= noise <= 1.0:
+            raise PolicyError(f"noise: expected a probability in [0, 1], actual {noise!r}")
+        self.noise = float(noise)
+        self._ops: list[OracleStep] = []
+        self._i = 0
+        self._wait_since: float | None = None
+        self._task_id = ""
+        self._rng = random.Random(0)
+        self._pending: list[tuple[Action, str]] = []
+        self._noised = -1
+
+    def config(self) -> dict[str, Any]:
+        return {"noise": self.noise}
+
+    def reset(self, task: TaskSpec, *, seed: int) -> None:
+        if not task.oracle:
+            raise PolicyError(f"task {task.id} has no oracle, so the scripted policy cannot solve it")
+        self._ops = list(task.oracle)
+        self._i = 0
+        self._wait_since = None
+        self._task_id = task.id
+        self._rng = random.Random(f"{task.id}/{task.variant}/{seed}")
+        self._pending = []
+        self._noised = -1
+
+    def act(self, observation: Observation, history: list[Step]) -> Decision:
+        decision = self._next(observation)
+        decision.needs_a11y = decision.needs_a11y or self._upcoming_needs_a11y()
+        return decision
+
+    def _next(self, observation: Observation) -> Decision:
+        if self._pending:
+            queued, thought = self._pending.pop(0)
+            return Decision([queued], thought=thought)
+        while self._i < len(self._ops):
+            op = self._ops[self._i]
+            noisy = self._maybe_noise(op, observation)
+            if noisy is not None:
+                return noisy
+            if op.op in WAITS:
+                waiting = self._poll(op, observation)
+                if waiting is not None:
+                    return waiting
+                self._i += 1  # the state it waited for is there
+                continue
+            action = self._resolve(op, observation)
+            self._i += 1
+            return Decision([action], thought=f"oracle {self._i}/{len(self._ops)}: {op.op}")
+        return Decision([Done()], thought="oracle finished")
+
+    def _upcoming_needs_a11y(self) -> bool:
+        """Ask for the tree with the observation the next op will read, so a ready control costs no extra poll."""
+        return not self._pending and self._i < len(self._ops) and self._ops[self._i].op == "wait_enabled"
+
+    def _poll(self, op: OracleStep, obs: Observation) -> Decision | None:
+        """None once the state ``op`` waits for holds; else a waiting decision, or PolicyError past its timeout."""
+        a = op.args
+        try:
+            if op.op == "wait_window":
+                held, what = obs.window(a["title"]) is not None, f"window {a['title']!r} never appeared"
+            elif op.op == "wait_gone":
+                held = not any(a["title"].lower() in w.title.lower() for w in obs.windows)
+                what = f"window {a['title']!r} never went away"
+            else:
+                if obs.a11y is None:
+                    return self._waiting(op, seconds=0.0, needs_a11y=True)
+                held = _control_enabled(obs.a11y, a["window"], a["control"], a.get("role", "push-button"))
+                what = f"{a.get('role', 'push-button')} {a['control']!r} in window {a['window']!r} never became enabled"
+        except KeyError as exc:
+            raise PolicyError(f"oracle op {op.op} of {self._task_id} is missing {exc}") from exc
+        if held:
+            self._wait_since = None
+            return None
+        now = time.monotonic()
+        if self._wait_since is None:
+            self._wait_since = now
+        timeout = float(a.get("timeout", 10))
+        if now - self._wait_since > timeout:
+            self._wait_since = None
+            raise PolicyError(f"oracle for {self._task_id}, step {self._i + 1}/{len(self._ops)} ({op.op}): {what} "
+                              f"within {timeout:g} s; windows on screen: {[w.title for w in obs.windows]}")
+        return self._waiting(op, seconds=POLL_S, needs_a11y=op.op == "wait_enabled")
+
+    def _waiting(self, op: OracleStep, *, seconds: float, needs_a11y: bool) -> Decision:
+        return Decision([Wait(seconds=seconds)], thought=f"oracle {self._i + 1}/{len(self._ops)}: {op.op}",
+                        waiting=True, needs_a11y=needs_a11y)
+
+    def _maybe_noise(self, op: OracleStep, obs: Observation) -> Decision | None:
+        """A wrong action (plus queued recovery) before ``op``, at most once per op."""
+        if self.noise <= 0 or self._noised == self._i or op.args.get("noise", True) is False:
+            return None
+        if op.op not in ("type", "click_window", "press", "hotkey"):
+            return None
+        self._noised = self._i
+        if self._rng.random() >= self.noise:
+            return None
+        where = f"noise before oracle {self._i + 1}/{len(self._ops)}"
+        if op.op == "type":
+            text = str(op.args.get("text", ""))
+            line_end = text.find("\n")
+            k = self._rng.randint(0, len(text) if line_end < 0 else line_end)
+            wrong = self._rng.choice([c for c in TYPO_CHARS if not text[k:k + 1] == c])
+            self._i += 1  # the recovery below replaces the op
+            self._pending = [(Press(key="backspace"), f"{where}: correct the typo")]
+            if text[k:]:
+                self._pending.append((Typing(text=text[k:]), f"{where}: type the rest"))
+            return Decision([Typing(text=text[:k] + wrong)], thought=f"{where}: typo")
+        w, h = max(obs.width, 2), max(obs.height, 2)
+        return Decision([MoveTo(x=self._rng.randrange(w), y=self._rng.randrange(h))],
+                        thought=f"{where}: stray pointer move")
+
+    def _resolve(self, op: OracleStep, obs: Observation) -> Action:
+        a = op.args
+        try:
+            if op.op == "click_window":
+                w = obs.window(a["title"])
+                if w is None:
+                    raise PolicyError(f"oracle for {self._task_id}: no window {a['title']!r} to click; have "
+                                      f"{[x.title for x in obs.windows]}")
+                anchor = a.get("anchor", "center")
+                if anchor == "center":
+                    x, y = w.center
+                elif anchor == "top_left":
+                    x, y = w.x, w.y
+                elif anchor == "top_right":
+                    x, y = w.x + w.width, w.y
+                else:
+                    raise PolicyError(f"click_window anchor: expected center, top_left or top_right, actual {anchor!r}")
+                return Click(x=max(0, x + int(a.get("dx", 0))), y=max(0, y + int(a.get("dy", 0))),
+                             button=a.get("button", "left"))
+            if op.op == "type":
+                return Typing(text=a["text"])
+            if op.op == "press":
+                return Press(key=a["key"])
+            if op.op == "hotkey":
+                return Hotkey(keys=a["keys"])
+            if op.op == "click":
+                return Click(x=a["x"], y=a["y"], button=a.get("button", "left"), num_clicks=a.get("num_clicks", 1))
+            if op.op == "wait":
+                return Wait(seconds=float(a.get("seconds", 1)))
+            if op.op == "done":
+                return Done()
+            if op.op == "fail":
+                return Fail()
+        except KeyError as exc:
+            raise PolicyError(f"oracle op {op.op} of {self._task_id} is missing {exc}") from exc
+        raise PolicyError(f"oracle op: expected one of {', '.join(OPS)}, actual {op.op!r}")
+
+
+def _control_enabled(tree: str, window: str, name: str, role: str) -> bool:
+    """Whether a shown ``role`` element called ``name``, inside a top-level window whose title contains
+    ``window``, is sensitive, in an accessibility tree as the replica dumps it (``st:`` state attributes).
+
+    >>> xml = (f'<desktop-frame xmlns:st="{A11Y_STATE[1:-1]}"><application name="mousepad">'
+    ...        '<file-chooser name="Save As"><push-button name="Save" st:showing="true"/></file-chooser>'
+    ...        '</application></desktop-frame>')
+    >>> _control_enabled(xml, "Save As", "Save", "push-button")
+    False
+    >>> _control_enabled(xml.replace('st:showing', 'st:sensitive="true" st:showing'), "Save As", "Save", "push-button")
+    True
+    """
+    try:
+        root = ET.fromstring(tree)
+    except ET.ParseError as exc:
+        raise PolicyError(f"the accessibility tree is not XML: {exc}") from exc
+    needle = window.lower()
+    for app in root:
+        for top in app:
+            if needle not in (top.get("name") or "").lower():
+                continue
+            for el in top.iter(role):
+                if el.get("name") == name and el.get(f"{A11Y_STATE}showing") == "true":
+                    return el.get(f"{A11Y_STATE}sensitive") == "true"
+    return False

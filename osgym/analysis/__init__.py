@@ -1,0 +1,10 @@
+"""Analysis: DuckDB views over a dataset, the report, and what episodes cost.
+
+- :mod:`~osgym.analysis.analytics`: :func:`connect` and the named queries in ``sql/``.
+- :mod:`~osgym.analysis.report`: the terminal and HTML reports, trajectory pages.
+- :mod:`~osgym.analysis.cost`: the price model.
+"""
+
+from osgym.analysis.analytics import connect, query
+
+__all__ = ["connect", "query"]

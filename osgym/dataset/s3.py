@@ -1,0 +1,441 @@
+"""The S3 backend of the dataset store (``s3://bucket/prefix`` URIs).
+
+:class:`S3Options` says how to reach the endpoint; :class:`S3Backend` is the
+small set of object operations the writer and reader need (list, upload,
+put, get, delete), each retried on transient faults and mapped to
+:class:`~osgym.errors.StoreError` when it still fails.
+
+Retries happen on two levels. botocore retries each request
+(``S3Options.max_attempts``, "standard" mode). When botocore gives up on a
+transient fault (connection refused, timeout, 5xx, throttling), the whole
+operation is retried ``S3Options.retries`` more times with exponential
+backoff (``backoff_s`` doubling up to ``backoff_max_s``). Faults that another
+try cannot fix (bad credentials, a missing bucket, access denied) fail at once.
+
+Shards are uploaded whole from a local temporary file with boto3's
+``upload_file``, which switches to a multipart upload above
+``S3Options.multipart_threshold``. S3 makes an object visible only when its
+PUT or multipart upload completes, so readers never see half a shard. An
+interrupted multipart upload leaves invisible parts behind; a bucket
+lifecycle rule ("abort incomplete multipart uploads after N days") reclaims
+them.
+
+**DuckDB over S3.** DuckDB reads S3 through its ``httpfs`` extension only
+when the extension binary for the exact installed DuckDB version is present:
+DuckDB cannot fetch it without internet access, and PyPI's
+``duckdb-extension-httpfs`` packages stop at DuckDB 1.5.x while osgym runs
+DuckDB 2.0. osgym therefore reads S3 through **pyarrow's S3 filesystem**:
+:func:`osgym.dataset.store.open_dataset` returns pyarrow datasets built on
+:meth:`S3Options.pyarrow_filesystem`, and DuckDB scans them after
+``con.register("steps", view.steps)``, with projection and filter pushdown.
+:func:`duckdb_s3_route` reports which route a given connection can take.
+"""
+
+from __future__ import annotations
+
+import builtins
+import hashlib
+import logging
+import os
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+from urllib.parse import urlsplit
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
+
+from osgym.errors import StoreError
+
+if TYPE_CHECKING:
+    import duckdb
+    import pyarrow.fs as pafs
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+DEFAULT_REGION = "us-east-1"
+DEFAULT_MAX_ATTEMPTS = 5
+DEFAULT_RETRIES = 4
+DEFAULT_BACKOFF_S = 1.0
+DEFAULT_BACKOFF_MAX_S = 30.0
+DEFAULT_CONNECT_TIMEOUT_S = 10.0
+DEFAULT_READ_TIMEOUT_S = 60.0
+DEFAULT_MULTIPART_THRESHOLD = 64 * 2**20
+DEFAULT_MULTIPART_CHUNKSIZE = 16 * 2**20
+
+# Recorded on every shard as x-amz-meta-sha256 and x-amz-meta-rows, so a resume needs one HEAD per file.
+SHA256_METADATA_KEY = "sha256"
+ROWS_METADATA_KEY = "rows"
+# pyarrow's S3 filesystem raises OSError("AWS Error <KIND> ..."); these kinds are worth another try.
+_PYARROW_TRANSIENT = ("NETWORK_CONNECTION", "INTERNAL_FAILURE", "SERVICE_UNAVAILABLE", "SLOW_DOWN", "THROTTLING",
+                      "REQUEST_TIMEOUT", "REQUEST_TIME_TOO_SKEWED")  # fmt: skip
+
+# Error codes that another try may fix, beyond any HTTP 5xx, 408 and 429.
+_TRANSIENT_CODES = frozenset(
+    {
+        "RequestTimeout",
+        "RequestTimeoutException",
+        "PriorRequestNotComplete",
+        "InternalError",
+        "ServiceUnavailable",
+        "SlowDown",
+        "Throttling",
+        "ThrottlingException",
+        "RequestLimitExceeded",
+    }
+)
+
+
+class S3Options(BaseModel):
+    """How to reach an S3-compatible endpoint. A frozen value; the repr masks secrets.
+
+    Fields left ``None`` fall back to the standard AWS chain: ``AWS_ENDPOINT_URL_S3``
+    or ``AWS_ENDPOINT_URL`` for the endpoint, ``AWS_REGION`` or
+    ``AWS_DEFAULT_REGION`` for the region (else ``us-east-1``), and environment
+    variables, ``~/.aws`` files or instance roles for credentials.
+
+    >>> S3Options(access_key="AK", secret_key="s3cr3t")
+    S3Options(endpoint_url=None, region=None, access_key='AK', secret_key=SecretStr('**********'), ...)
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    endpoint_url: str | None = None
+    region: str | None = None
+    access_key: str | None = None
+    secret_key: SecretStr | None = None
+    session_token: SecretStr | None = None
+    max_attempts: int = Field(DEFAULT_MAX_ATTEMPTS, ge=1, description="botocore attempts per request")
+    retries: int = Field(DEFAULT_RETRIES, ge=0, description="osgym retries of a whole operation")
+    backoff_s: float = Field(DEFAULT_BACKOFF_S, ge=0)
+    backoff_max_s: float = Field(DEFAULT_BACKOFF_MAX_S, ge=0)
+    connect_timeout_s: float = Field(DEFAULT_CONNECT_TIMEOUT_S, gt=0)
+    read_timeout_s: float = Field(DEFAULT_READ_TIMEOUT_S, gt=0)
+    multipart_threshold: int = Field(DEFAULT_MULTIPART_THRESHOLD, ge=5 * 2**20)
+    multipart_chunksize: int = Field(DEFAULT_MULTIPART_CHUNKSIZE, ge=5 * 2**20)
+
+    def __repr_args__(self) -> Any:
+        # Keep the doctest repr short: the tuning fields follow as "...".
+        shown = ("endpoint_url", "region", "access_key", "secret_key")
+        yield from ((k, getattr(self, k)) for k in shown)
+
+    def __repr__(self) -> str:
+        args = ", ".join(f"{k}={v!r}" for k, v in self.__repr_args__())
+        return f"S3Options({args}, ...)"
+
+    @field_validator("endpoint_url")
+    @classmethod
+    def _check_endpoint(cls, v: str | None) -> str | None:
+        if v is None:
+            return v
+        parts = urlsplit(v)
+        if parts.scheme not in ("http", "https") or not parts.netloc:
+            raise ValueError(f"endpoint_url: expected http(s)://host[:port], actual {v!r}")
+        return v.rstrip("/")
+
+    @model_validator(mode="after")
+    def _check_keys(self) -> S3Options:
+        if (self.access_key is None) != (self.secret_key is None):
+            raise ValueError("access_key and secret_key go together: give both, or neither to use the AWS chain")
+        return self
+
+    # -- resolved settings -------------------------------------------------
+
+    def resolved_endpoint(self) -> str | None:
+        """The endpoint URL in use: the field, else the AWS environment variables, else AWS itself (None)."""
+        return self.endpoint_url or os.environ.get("AWS_ENDPOINT_URL_S3") or os.environ.get("AWS_ENDPOINT_URL")
+
+    def resolved_region(self) -> str:
+        """The region in use; always set, so no SDK ever asks instance metadata for it."""
+        return self.region or os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION") or DEFAULT_REGION
+
+    # -- clients -----------------------------------------------------------
+
+    def boto3_client(self) -> Any:
+        """A boto3 S3 client with these settings (path-style addressing on a custom endpoint)."""
+        import boto3
+        from botocore.config import Config
+
+        endpoint = self.resolved_endpoint()
+        config = Config(
+            region_name=self.resolved_region(),
+            connect_timeout=self.connect_timeout_s,
+            read_timeout=self.read_timeout_s,
+            retries={"max_attempts": self.max_attempts, "mode": "standard"},
+            s3={"addressing_style": "path"} if endpoint else {},
+        )
+        return boto3.session.Session().client(
+            "s3",
+            endpoint_url=endpoint,
+            aws_access_key_id=self.access_key,
+            aws_secret_access_key=self.secret_key.get_secret_value() if self.secret_key else None,
+            aws_session_token=self.session_token.get_secret_value() if self.session_token else None,
+            config=config,
+        )
+
+    def pyarrow_filesystem(self) -> pafs.S3FileSystem:
+        """A ``pyarrow.fs.S3FileSystem`` with these settings, for readers (pyarrow, DuckDB)."""
+        import pyarrow.fs as pafs
+
+        kwargs: dict[str, Any] = {
+            "region": self.resolved_region(),
+            "connect_timeout": self.connect_timeout_s,
+            "request_timeout": self.read_timeout_s,
+            "retry_strategy": pafs.AwsStandardS3RetryStrategy(max_attempts=self.max_attempts),
+        }
+        endpoint = self.resolved_endpoint()
+        if endpoint:
+            parts = urlsplit(endpoint)
+            kwargs["scheme"] = parts.scheme
+            kwargs["endpoint_override"] = parts.netloc
+        if self.access_key is not None and self.secret_key is not None:
+            kwargs["access_key"] = self.access_key
+            kwargs["secret_key"] = self.secret_key.get_secret_value()
+            if self.session_token is not None:
+                kwargs["session_token"] = self.session_token.get_secret_value()
+        return pafs.S3FileSystem(**kwargs)
+
+    def backoff(self, attempt: int) -> float:
+        """Seconds to wait before retry number ``attempt`` (1-based).
+
+        >>> [S3Options(backoff_s=1, backoff_max_s=5).backoff(n) for n in (1, 2, 3, 4)]
+        [1.0, 2.0, 4.0, 5.0]
+        """
+        return float(min(self.backoff_max_s, self.backoff_s * 2 ** (attempt - 1)))
+
+
+def _chain(exc: BaseException) -> Iterator[BaseException]:
+    seen: set[int] = set()
+    cur: BaseException | None = exc
+    while cur is not None and id(cur) not in seen:
+        seen.add(id(cur))
+        yield cur
+        cur = cur.__cause__ or cur.__context__
+
+
+def is_transient(exc: BaseException) -> bool:
+    """True when another try may succeed: connection faults, timeouts, 5xx, 408, 429, throttling.
+
+    >>> is_transient(ConnectionRefusedError())
+    True
+    >>> is_transient(ValueError("bad"))
+    False
+    """
+    from botocore.exceptions import ClientError, ConnectionError, HTTPClientError
+
+    for e in _chain(exc):
+        if isinstance(e, ClientError):
+            status = int(e.response.get("ResponseMetadata", {}).get("HTTPStatusCode") or 0)
+            code = str(e.response.get("Error", {}).get("Code", ""))
+            return status >= 500 or status in (408, 429) or code in _TRANSIENT_CODES
+        if isinstance(e, ConnectionError | HTTPClientError | builtins.ConnectionError | TimeoutError):
+            return True
+        if isinstance(e, OSError) and "AWS Error" in str(e):
+            return any(kind in str(e) for kind in _PYARROW_TRANSIENT)
+    return False
+
+
+_AUTH_CODES = frozenset({"403", "AccessDenied", "SignatureDoesNotMatch", "InvalidAccessKeyId", "InvalidToken"})
+_MISSING_BUCKET_CODES = frozenset({"NoSuchBucket"})
+
+
+def _client_error(exc: BaseException) -> tuple[int, str, str] | None:
+    from botocore.exceptions import ClientError
+
+    for e in _chain(exc):
+        if isinstance(e, ClientError):
+            err = e.response.get("Error", {})
+            status = int(e.response.get("ResponseMetadata", {}).get("HTTPStatusCode") or 0)
+            return status, str(err.get("Code", "?")), str(err.get("Message", "") or e)
+    return None
+
+
+def _describe(exc: BaseException) -> str:
+    found = _client_error(exc)
+    if found is None:
+        return f"{type(exc).__name__}: {exc}"
+    status, code, message = found
+    return f"{code}: {message}" if code != str(status) else f"HTTP {status} {message}"
+
+
+def _hint(exc: BaseException, bucket: str) -> str:
+    found = _client_error(exc)
+    status, code = (found[0], found[1]) if found else (0, "")
+    if code in _AUTH_CODES or status == 403:
+        return (
+            "the endpoint refused the credentials: check access_key/secret_key (or the AWS chain) and "
+            "their permissions on the bucket"
+        )
+    if code in _MISSING_BUCKET_CODES or status == 404:
+        return f"bucket {bucket!r} was not found: create it, or fix the URI"
+    return "check the bucket, the credentials and their permissions"
+
+
+class S3Backend:
+    """Objects under ``s3://bucket/prefix``, addressed by paths relative to that prefix.
+
+    Every operation retries transient faults (see the module docstring) and
+    raises :class:`~osgym.errors.StoreError` when it gives up.
+    """
+
+    def __init__(self, bucket: str, prefix: str, options: S3Options | None = None) -> None:
+        self.bucket = bucket
+        self.prefix = prefix.strip("/")
+        self.options = options or S3Options()
+        self._client = self.options.boto3_client()
+        self._filesystem: pafs.S3FileSystem | None = None
+
+    def __repr__(self) -> str:
+        return f"S3Backend(s3://{self.bucket}/{self.prefix}, endpoint={self.options.resolved_endpoint()!r})"
+
+    @property
+    def root(self) -> str:
+        """The prefix as a path inside :attr:`filesystem` (``bucket/prefix``)."""
+        return f"{self.bucket}/{self.prefix}" if self.prefix else self.bucket
+
+    @property
+    def filesystem(self) -> pafs.S3FileSystem:
+        if self._filesystem is None:
+            self._filesystem = self.options.pyarrow_filesystem()
+        return self._filesystem
+
+    def uri(self, rel: str) -> str:
+        return f"s3://{self.bucket}/{self._key(rel)}"
+
+    def _key(self, rel: str) -> str:
+        rel = rel.strip("/")
+        return f"{self.prefix}/{rel}" if self.prefix else rel
+
+    def retrying(self, what: str, fn: Callable[[], T]) -> T:
+        """Call ``fn``, retrying transient faults with backoff; raise StoreError when it gives up."""
+        attempts = self.options.retries + 1
+        for attempt in range(1, attempts + 1):
+            try:
+                return fn()
+            except StoreError:
+                raise
+            except Exception as exc:
+                if not is_transient(exc):
+                    raise StoreError(f"S3 {what} failed ({_describe(exc)}): {_hint(exc, self.bucket)}.") from exc
+                if attempt == attempts:
+                    raise StoreError(
+                        f"S3 {what} failed after {attempts} attempts: {_describe(exc)}. Check that the "
+                        f"endpoint {self.options.resolved_endpoint() or 'AWS'} is up, then re-run the same "
+                        "run_id to resume."
+                    ) from exc
+                delay = self.options.backoff(attempt)
+                log.warning(
+                    "S3 %s failed (%s); retry %d/%d in %.2fs",
+                    what,
+                    _describe(exc),
+                    attempt,
+                    attempts - 1,
+                    delay,
+                )
+                time.sleep(delay)
+        raise AssertionError("unreachable")
+
+    # -- operations --------------------------------------------------------
+
+    def check(self) -> None:
+        """Fail early, with a clear message, when the bucket is missing or the credentials are refused."""
+        self.retrying(f"HeadBucket {self.bucket}", lambda: self._client.head_bucket(Bucket=self.bucket))
+
+    def list(self, rel_dir: str) -> dict[str, int]:
+        """Object names (relative to ``rel_dir``) and sizes directly under ``rel_dir``."""
+        prefix = self._key(rel_dir) + "/"
+
+        def run() -> dict[str, int]:
+            out: dict[str, int] = {}
+            pages = self._client.get_paginator("list_objects_v2").paginate(
+                Bucket=self.bucket, Prefix=prefix, Delimiter="/"
+            )
+            for page in pages:
+                for obj in page.get("Contents", []):
+                    name = obj["Key"][len(prefix) :]
+                    if name and "/" not in name:
+                        out[name] = int(obj["Size"])
+            return out
+
+        return self.retrying(f"list s3://{self.bucket}/{prefix}", run)
+
+    def upload(self, local_path: Path, rel: str, *, sha256: str, rows: int) -> None:
+        """Upload a finished shard; it becomes visible at ``rel`` only when the upload completes."""
+        from boto3.s3.transfer import TransferConfig
+
+        transfer = TransferConfig(
+            multipart_threshold=self.options.multipart_threshold,
+            multipart_chunksize=self.options.multipart_chunksize,
+            max_concurrency=4,
+        )
+        key = self._key(rel)
+        metadata = {SHA256_METADATA_KEY: sha256, ROWS_METADATA_KEY: str(rows)}
+        self.retrying(
+            f"upload of {local_path.name} to s3://{self.bucket}/{key}",
+            lambda: self._client.upload_file(
+                str(local_path), self.bucket, key, ExtraArgs={"Metadata": metadata}, Config=transfer
+            ),
+        )
+
+    def put_bytes(self, rel: str, data: bytes, content_type: str = "application/octet-stream") -> None:
+        key = self._key(rel)
+        self.retrying(
+            f"PUT s3://{self.bucket}/{key}",
+            lambda: self._client.put_object(Bucket=self.bucket, Key=key, Body=data, ContentType=content_type),
+        )
+
+    def get_bytes(self, rel: str) -> bytes:
+        key = self._key(rel)
+        return self.retrying(
+            f"GET s3://{self.bucket}/{key}",
+            lambda: self._client.get_object(Bucket=self.bucket, Key=key)["Body"].read(),
+        )
+
+    def delete(self, rel: str) -> None:
+        key = self._key(rel)
+        self.retrying(
+            f"DELETE s3://{self.bucket}/{key}",
+            lambda: self._client.delete_object(Bucket=self.bucket, Key=key),
+        )
+
+    def shard_info(self, rel: str) -> tuple[int, str]:
+        """A committed shard's row count and sha256: from its upload metadata, else by reading it."""
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        key = self._key(rel)
+        head = self.retrying(
+            f"HEAD s3://{self.bucket}/{key}", lambda: self._client.head_object(Bucket=self.bucket, Key=key)
+        )
+        meta = head.get("Metadata", {})
+        if SHA256_METADATA_KEY in meta and str(meta.get(ROWS_METADATA_KEY, "")).isdigit():
+            return int(meta[ROWS_METADATA_KEY]), str(meta[SHA256_METADATA_KEY])
+
+        def read() -> tuple[int, str]:
+            with self.filesystem.open_input_file(f"{self.bucket}/{key}") as f:
+                try:
+                    rows = pq.ParquetFile(f).metadata.num_rows
+                except pa.ArrowInvalid as exc:
+                    raise StoreError(f"s3://{self.bucket}/{key} is not a readable Parquet file: {exc}") from exc
+            h = hashlib.sha256()
+            body = self._client.get_object(Bucket=self.bucket, Key=key)["Body"]
+            for chunk in iter(lambda: body.read(2**20), b""):
+                h.update(chunk)
+            return rows, h.hexdigest()
+
+        return self.retrying(f"read of s3://{self.bucket}/{key}", read)
+
+
+def duckdb_s3_route(con: duckdb.DuckDBPyConnection) -> str:
+    """Which route DuckDB can take to S3 on this machine: ``"httpfs"`` or ``"pyarrow"``.
+
+    ``"httpfs"`` only when the extension is already installed for this DuckDB
+    version and loads; nothing is downloaded.
+    """
+    try:
+        con.execute("LOAD httpfs")
+    except Exception:  # duckdb raises IOException/InvalidInputException by version
+        return "pyarrow"
+    return "httpfs"

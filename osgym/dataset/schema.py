@@ -1,0 +1,71 @@
+"""The dataset's two tables as pyarrow schemas (design.md §6).
+
+``episodes`` has one row per requested episode, successful or not.
+``steps`` has one row per observation/action pair; the screenshot column uses
+the Hugging Face ``Image`` layout ``{bytes, path}`` so ``datasets`` decodes it.
+"""
+
+from __future__ import annotations
+
+import pyarrow as pa
+
+SCHEMA_VERSION = 1
+
+
+IMAGE_TYPE = pa.struct([("bytes", pa.binary()), ("path", pa.string())])
+
+EPISODES = pa.schema(
+    [
+        ("episode_id", pa.string()),
+        ("run_id", pa.string()),
+        ("task_id", pa.string()),
+        ("variant", pa.string()),
+        ("domain", pa.string()),
+        ("instruction", pa.string()),
+        ("policy", pa.string()),
+        ("policy_config", pa.string()),  # JSON
+        ("image", pa.string()),
+        ("replica_id", pa.string()),
+        ("host", pa.string()),
+        ("started_at", pa.timestamp("us", tz="UTC")),
+        ("ended_at", pa.timestamp("us", tz="UTC")),
+        ("num_steps", pa.int32()),
+        ("success", pa.bool_()),
+        ("score", pa.float64()),
+        ("termination", pa.string()),
+        ("error_class", pa.string()),
+        ("error_message", pa.string()),
+        ("attempts", pa.int32()),
+        ("setup_s", pa.float64()),
+        ("policy_s", pa.float64()),
+        ("env_s", pa.float64()),
+        ("replica_s", pa.float64()),
+        ("cost_usd", pa.float64()),
+        ("schema_version", pa.int32()),
+    ],
+    metadata={"osgym.table": "episodes", "osgym.schema_version": str(SCHEMA_VERSION)},
+)
+
+STEPS = pa.schema(
+    [
+        ("episode_id", pa.string()),
+        ("step", pa.int32()),
+        ("ts", pa.timestamp("us", tz="UTC")),
+        ("screenshot", IMAGE_TYPE),
+        ("screenshot_sha256", pa.string()),
+        ("width", pa.int32()),
+        ("height", pa.int32()),
+        ("a11y", pa.string()),
+        ("action", pa.string()),  # JSON of the typed action
+        ("action_type", pa.string()),
+        ("thought", pa.string()),
+        ("reward", pa.float64()),
+        ("done", pa.bool_()),
+        ("policy_ms", pa.float64()),
+        ("env_ms", pa.float64()),
+        ("error", pa.string()),
+    ],
+    metadata={"osgym.table": "steps", "osgym.schema_version": str(SCHEMA_VERSION)},
+)
+
+TABLES: dict[str, pa.Schema] = {"episodes": EPISODES, "steps": STEPS}

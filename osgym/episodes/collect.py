@@ -1,0 +1,237 @@
+"""Plain functions that turn a recipe into episodes and episodes into dataset rows.
+
+No Prefect here: ``flows/collect.py`` only maps :func:`run_job` over the jobs
+and feeds results to the writer; the same functions run in a plain loop.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from osgym.agents.policies.base import Policy
+from osgym.analysis import cost
+from osgym.episodes.recipe import PolicySpec, Recipe
+from osgym.episodes.runner import EpisodeLimits, run_episode
+from osgym.episodes.trajectory import EpisodeResult, Trajectory, utcnow
+from osgym.errors import ConfigError, ReplicaError, error_class_of
+from osgym.replicas.pool import ReplicaPool
+from osgym.tasks.spec import TaskSpec
+from osgym.tasks.suites import expand
+
+
+def episode_id(run_id: str, task_id: str, variant: str, seed: int) -> str:
+    """Deterministic id from run, task, variant and seed.
+
+    >>> episode_id("r1", "t", "0", 7) == episode_id("r1", "t", "0", 7)
+    True
+    """
+    return hashlib.sha256(f"{run_id}\0{task_id}\0{variant}\0{seed}".encode()).hexdigest()[:20]
+
+
+@dataclass(frozen=True)
+class EpisodeJob:
+    """One requested episode: which task variant, which seed, in which run."""
+
+    run_id: str
+    task: TaskSpec
+    seed: int
+    index: int
+
+    @property
+    def episode_id(self) -> str:
+        return episode_id(self.run_id, self.task.id, self.task.variant, self.seed)
+
+
+def plan_jobs(recipe: Recipe, run_id: str) -> list[EpisodeJob]:
+    """Expand a recipe into its episodes: generated task variants, seeds ``recipe.seed + i``.
+
+    Deterministic, and a plan for more episodes starts with the plan for fewer,
+    so a resumed run keeps its episode ids.
+
+    Raises:
+        ConfigError: if the recipe names templates that the suite does not have.
+        TaskLoadError: if the suite does not exist.
+    """
+    tasks = expand(recipe.suite, recipe.tasks, recipe.episodes, recipe.seed)
+    return [EpisodeJob(run_id, t, recipe.seed + i, i) for i, t in enumerate(tasks)]
+
+
+def make_policy(spec: PolicySpec) -> Policy:
+    """A fresh policy instance for one episode."""
+    if spec.name == "scripted":
+        from osgym.agents.policies.scripted import ScriptedPolicy
+
+        return ScriptedPolicy(**spec.options)
+    if spec.name == "noop":
+        from osgym.agents.policies.noop import NoopPolicy
+
+        return NoopPolicy()
+    if spec.name == "random":
+        from osgym.agents.policies.random import RandomPolicy
+
+        return RandomPolicy(**spec.options)
+    if spec.name == "openai":
+        from osgym.agents.policies.openai import OpenAIPolicy
+
+        return OpenAIPolicy(spec.options)
+    raise ConfigError(f"policy: unknown name {spec.name!r}")
+
+
+@dataclass(frozen=True)
+class EpisodeSummary:
+    """What a finished episode reports back to the orchestrator (its data went to the store)."""
+
+    episode_id: str
+    task_id: str
+    success: bool
+    attempts: int
+    error_class: str | None
+    num_steps: int
+
+    def as_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+@dataclass
+class Collector:
+    """Runs jobs of one recipe on one pool; the unit the flow's tasks call.
+
+    ``sink`` receives each finished :class:`EpisodeResult` (normally the dataset
+    writer's ``add``); :meth:`collect` returns only an :class:`EpisodeSummary`.
+    """
+
+    recipe: Recipe
+    pool: ReplicaPool
+    image: str
+    jobs: list[EpisodeJob] = field(default_factory=list)
+    sink: Callable[[EpisodeResult], None] | None = None
+    price: cost.PriceTable = cost.DEFAULT_PRICE
+    replicas_per_host: float = 0.0
+
+    def __post_init__(self) -> None:
+        if not self.replicas_per_host:
+            self.replicas_per_host = cost.default_replicas_per_host(self.price)
+        r = self.recipe
+        self.limits = EpisodeLimits(
+            max_steps=r.max_steps, deadline_s=r.episode_timeout_s, settle_s=r.settle_s,
+            screenshot_format=r.observation.format, screenshot_quality=r.observation.quality,
+            screenshot_max_side=r.observation.max_side,
+        )
+
+    def run_job(self, job: EpisodeJob, attempt: int = 1, final: bool = True) -> EpisodeResult:
+        """Lease a replica and run one episode.
+
+        A replica fault is raised (so the caller retries on a fresh replica)
+        unless ``final``, in which case it becomes an error row: every requested
+        episode ends up as a row.
+        """
+        policy = make_policy(self.recipe.policy)
+        replica_id = host = None
+        t0 = time.monotonic()
+        started = utcnow()
+        try:
+            with self.pool.lease() as replica:
+                replica_id, host = replica.id, replica.host
+                traj = run_episode(replica, job.task, policy, seed=job.seed, limits=self.limits)
+        except ReplicaError as exc:
+            if not final:
+                raise
+            traj = failed_trajectory(exc, started)
+        except Exception as exc:  # anything else is recorded, never lost
+            traj = failed_trajectory(exc, started)
+        return self._result(job, policy, traj, attempt, replica_id, host, time.monotonic() - t0)
+
+    def collect(self, job: EpisodeJob, attempt: int = 1, final: bool = True) -> EpisodeSummary:
+        """:meth:`run_job`, then hand the result to the sink."""
+        return self.record(self.run_job(job, attempt, final))
+
+    def record(self, result: EpisodeResult) -> EpisodeSummary:
+        """Send a result to the sink and summarise it."""
+        if self.sink is not None:
+            self.sink(result)
+        t = result.trajectory
+        return EpisodeSummary(result.episode_id, result.task_id, t.success, result.attempts, t.error_class,
+                              len(t.steps))
+
+    def error_result(self, job: EpisodeJob, exc: BaseException, attempts: int) -> EpisodeResult:
+        """The row for an episode whose task itself failed outside :meth:`run_job`."""
+        return self._result(job, make_policy(self.recipe.policy), failed_trajectory(exc), attempts, None, None, 0.0)
+
+    def _result(self, job: EpisodeJob, policy: Policy, traj: Trajectory, attempts: int,
+                replica_id: str | None, host: str | None, replica_s: float) -> EpisodeResult:
+        return EpisodeResult(
+            episode_id=job.episode_id, run_id=job.run_id, task_id=job.task.id, variant=job.task.variant,
+            domain=job.task.domain, instruction=job.task.instruction, policy=policy.name,
+            policy_config={"name": policy.name, **policy.config()}, image=self.image, replica_id=replica_id,
+            host=host, trajectory=traj, attempts=attempts, replica_s=replica_s,
+            cost_usd=cost.episode_cost_usd(replica_s, self.price, self.replicas_per_host),
+        )
+
+
+def failed_trajectory(exc: BaseException, started: Any = None) -> Trajectory:
+    """A trajectory that records an error which ended the episode before it produced steps."""
+    return Trajectory(started_at=started or utcnow(), ended_at=utcnow(), termination="error",
+                      error_class=error_class_of(exc), error_message=f"{type(exc).__name__}: {exc}"[:2000])
+
+
+def new_run_id() -> str:
+    """A sortable run id: UTC time plus 6 random hex digits."""
+    import secrets
+
+    return time.strftime("%Y%m%dT%H%M%SZ", time.gmtime()) + "-" + secrets.token_hex(3)
+
+
+def run_config(recipe: Recipe, image: str) -> dict[str, Any]:
+    """What the manifest records about how a run was made."""
+    return {"recipe": recipe.model_dump(mode="json"), "image": image}
+
+
+def collect_with_retries(collector: Collector, job: EpisodeJob, retries: int) -> EpisodeSummary:
+    """What the Prefect task's retry policy does, in plain Python: a replica fault retries on a
+    fresh replica, and the last attempt records the fault instead of raising."""
+    for attempt in range(1, retries + 2):
+        try:
+            return collector.collect(job, attempt, final=attempt > retries)
+        except ReplicaError:
+            continue
+    raise AssertionError("unreachable: the final attempt records instead of raising")
+
+
+def collect_plain(recipe: Recipe, run_id: str | None = None, image: str | None = None) -> dict[str, Any]:
+    """Collect a recipe with a plain thread pool instead of Prefect: same pool, jobs and writer.
+
+    The reference that ``bench/bench_collect.py`` measures Prefect's overhead against,
+    and a way to debug a recipe without an orchestrator.
+    """
+    from concurrent.futures import ThreadPoolExecutor
+
+    from osgym.dataset.store import DatasetWriter
+    from osgym.replicas import images
+
+    run_id = run_id or new_run_id()
+    jobs = plan_jobs(recipe, run_id)
+    image = image or recipe.image or images.ensure_image(recipe.tier)
+    lock = threading.Lock()
+    with DatasetWriter(recipe.store, recipe.dataset_name, run_id, run_config=run_config(recipe, image)) as writer:
+        done = writer.committed_episode_ids()
+        todo = [j for j in jobs if j.episode_id not in done]
+
+        def sink(result: EpisodeResult) -> None:
+            with lock:
+                writer.add(result)
+
+        with ReplicaPool(image, recipe.replicas, standby=recipe.standby, screen=recipe.screen,
+                         egress=recipe.egress == "open") as pool:
+            collector = Collector(recipe, pool, image, jobs=jobs, sink=sink)
+
+            with ThreadPoolExecutor(max_workers=recipe.replicas) as ex:
+                summaries = list(ex.map(lambda job: collect_with_retries(collector, job, recipe.retries), todo))
+        manifest = writer.finalize()
+    return {"run_id": run_id, "episodes": len(summaries), "success": sum(s.success for s in summaries),
+            "retried": sum(s.attempts > 1 for s in summaries), "steps": sum(s.num_steps for s in summaries),
+            "manifest_episodes": manifest.episodes}

@@ -1,0 +1,190 @@
+"""``run_episode(replica, task, policy) -> Trajectory``: setup, the policy loop, evaluation.
+
+Errors inside the episode become the trajectory's ``termination`` and
+``error_class`` (setup_error, policy_error, evaluator_error, timeout). A
+:class:`~osgym.errors.ReplicaError` is *raised*, because the remedy is to retry
+the episode on a fresh replica.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from osgym.agents.actions import TERMINAL_TYPES, Wait
+from osgym.agents.observation import Observation
+from osgym.agents.policies.base import Decision, Policy
+from osgym.episodes.trajectory import Step, Trajectory, utcnow
+from osgym.errors import EvaluatorError, PolicyError, ReplicaError, RequestRejected, TaskError
+from osgym.replicas.client import Replica
+from osgym.tasks.evaluate import evaluate
+from osgym.tasks.setup import run_setup
+from osgym.tasks.spec import TaskSpec
+
+
+@dataclass(frozen=True)
+class EpisodeLimits:
+    """How an episode observes and when it must stop."""
+
+    max_steps: int = 15
+    deadline_s: float = 300.0
+    screenshot_format: str = "png"
+    screenshot_quality: int = 80
+    screenshot_max_side: int | None = None
+    settle_s: float = 1.0
+
+
+def _ms(t0: float) -> float:
+    return (time.perf_counter() - t0) * 1000
+
+
+def run_episode(
+    replica: Replica, task: TaskSpec, policy: Policy, *, seed: int = 0, limits: EpisodeLimits = EpisodeLimits()
+) -> Trajectory:
+    """Run one episode of ``task`` with ``policy`` on ``replica``.
+
+    Raises:
+        ReplicaError: if the replica fails; retry the episode on a fresh replica.
+    """
+    traj = Trajectory(started_at=utcnow())
+    start = time.monotonic()
+    deadline = start + limits.deadline_s
+    t0 = time.perf_counter()
+    try:
+        run_setup(replica, task.config)
+    except TaskError as exc:
+        return _end(traj, "error", "setup_error", exc)
+    finally:
+        traj.setup_s = _ms(t0) / 1000
+    try:
+        policy.reset(task, seed=seed)
+    except PolicyError as exc:
+        return _end(traj, "error", "policy_error", exc)
+
+    last_type: str | None = None
+    termination = "max_steps"
+    carried: _Turn | None = None  # the decision a wait ended on: it acts at the next step
+    needs_a11y = False
+    for i in range(limits.max_steps):
+        if time.monotonic() > deadline:
+            termination = "timeout"
+            break
+        try:
+            turn = carried or _turn(replica, task, policy, traj, i, limits, a11y=needs_a11y)
+            carried = None
+            if turn.decision.waiting:
+                turn, carried = _wait(replica, task, policy, traj, turn, limits, deadline)
+        except PolicyError as exc:
+            return _end(traj, "error", "policy_error", exc)
+        except _DeadlinePassed:
+            termination = "timeout"
+            break
+        obs, decision = turn.observation, turn.decision
+        needs_a11y = decision.needs_a11y
+        actions = decision.actions
+        if not actions:
+            return _end(traj, "error", "policy_error", PolicyError("policy returned no action"))
+        types = [a.action_type for a in actions]
+        terminal = next((t for t in types if t in TERMINAL_TYPES), None)
+        to_run = [a for a in actions if a.action_type not in TERMINAL_TYPES]
+        t0 = time.perf_counter()
+        error = None
+        try:
+            if to_run and carried is None:  # a wait's actions already ran while it polled
+                replica.act(to_run, settle=limits.settle_s)
+        except RequestRejected as exc:
+            error = str(exc)
+        step = Step(
+            step=i, ts=utcnow(), screenshot=obs.screenshot, screenshot_format=obs.screenshot_format,
+            width=obs.width, height=obs.height, a11y=obs.a11y,
+            action=actions[0].to_json() if len(actions) == 1 else {"actions": [a.to_json() for a in actions]},
+            action_type=",".join(types), thought=decision.thought, done=terminal is not None,
+            policy_ms=turn.policy_ms, env_ms=turn.observe_ms + _ms(t0), error=error,
+        )
+        traj.steps.append(step)
+        traj.policy_s += turn.policy_ms / 1000
+        traj.env_s += step.env_ms / 1000
+        if error is not None:
+            return _end(traj, "error", "policy_error", PolicyError(f"replica rejected the action: {error}"))
+        if terminal is not None:
+            last_type = terminal
+            termination = "done" if terminal == "DONE" else "fail"
+            break
+    if termination == "timeout" or time.monotonic() > deadline:
+        return _end(traj, "timeout", "timeout", TimeoutError(f"episode passed its {limits.deadline_s} s deadline"))
+    if traj.steps and limits.settle_s:
+        # Let the last actions land (a shell still running a typed command, an app still saving)
+        # before the evaluator inspects the replica: a second settle window, at least a second long.
+        replica.act([], settle=max(limits.settle_s, 1.0))
+    try:
+        traj.score = evaluate(replica, task, last_type)
+    except (EvaluatorError, TaskError) as exc:
+        return _end(traj, "error", "evaluator_error", exc)
+    if traj.steps:
+        traj.steps[-1].reward = traj.score
+        traj.steps[-1].done = True
+    traj.termination = termination
+    traj.ended_at = utcnow()
+    return traj
+
+
+@dataclass
+class _Turn:
+    """One observation and the policy's decision on it, with what each cost."""
+
+    observation: Observation
+    decision: Decision
+    observe_ms: float
+    policy_ms: float
+
+
+class _DeadlinePassed(Exception):
+    """The episode's deadline passed while the policy was waiting."""
+
+
+def _turn(replica: Replica, task: TaskSpec, policy: Policy, traj: Trajectory, step: int, limits: EpisodeLimits,
+          *, a11y: bool) -> _Turn:
+    t0 = time.perf_counter()
+    obs = replica.observe(task.instruction, step, format=limits.screenshot_format, quality=limits.screenshot_quality,
+                          max_side=limits.screenshot_max_side, a11y=a11y)
+    observe_ms = _ms(t0)
+    t0 = time.perf_counter()
+    decision = policy.act(obs, traj.steps)
+    return _Turn(obs, decision, observe_ms, _ms(t0))
+
+
+def _wait(replica: Replica, task: TaskSpec, policy: Policy, traj: Trajectory, first: _Turn, limits: EpisodeLimits,
+          deadline: float) -> tuple[_Turn, _Turn]:
+    """Run a waiting policy's actions and observe again until it decides something else.
+
+    Returns the turn to record (the first observation, with one ``WAIT`` as long as the whole wait)
+    and the turn the wait ended on, which acts at the next step.
+
+    Raises:
+        PolicyError: the policy gave up (its own timeout).
+        _DeadlinePassed: the episode's deadline passed first.
+    """
+    started = time.monotonic()
+    turn, env_ms, policy_ms = first, 0.0, 0.0
+    while turn.decision.waiting:
+        if time.monotonic() > deadline:
+            raise _DeadlinePassed
+        env_ms += turn.observe_ms
+        policy_ms += turn.policy_ms
+        t0 = time.perf_counter()
+        replica.act(turn.decision.actions)
+        env_ms += _ms(t0)
+        turn = _turn(replica, task, policy, traj, first.observation.step + 1, limits, a11y=turn.decision.needs_a11y)
+    waited = Decision([Wait(seconds=round(time.monotonic() - started, 3))], thought=first.decision.thought)
+    return _Turn(first.observation, waited, env_ms, policy_ms), turn
+
+
+def _end(traj: Trajectory, termination: str, error_class: str, exc: BaseException) -> Trajectory:
+    if isinstance(exc, ReplicaError):  # never swallow: the caller retries on a fresh replica
+        raise exc
+    traj.termination = termination
+    traj.error_class = error_class
+    traj.error_message = f"{type(exc).__name__}: {exc}"[:2000]
+    traj.score = 0.0
+    traj.ended_at = utcnow()
+    return traj

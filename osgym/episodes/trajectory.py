@@ -1,0 +1,166 @@
+"""In-memory records of an episode: ``Step``, ``Trajectory`` and ``EpisodeResult``.
+
+``run_episode`` returns a :class:`Trajectory`. The collector wraps it with the
+job's metadata into an :class:`EpisodeResult`, which is what the dataset writer
+stores: one ``episodes`` row plus its ``steps`` rows (``osgym.dataset.schema``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from osgym.errors import ERROR_CLASSES
+
+TERMINATIONS = ("done", "fail", "max_steps", "timeout", "error")
+"""How an episode can end; ``error`` carries an ``error_class``."""
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+@dataclass
+class Step:
+    """One observation and the action taken on it."""
+
+    step: int
+    ts: datetime
+    screenshot: bytes
+    screenshot_format: str  # "png" or "jpeg"; stored as the replica encoded it
+    width: int
+    height: int
+    action: dict[str, Any]
+    action_type: str
+    thought: str | None = None
+    a11y: str | None = None
+    reward: float = 0.0
+    done: bool = False
+    policy_ms: float = 0.0
+    env_ms: float = 0.0
+    error: str | None = None
+
+    @property
+    def screenshot_sha256(self) -> str:
+        return hashlib.sha256(self.screenshot).hexdigest()
+
+    def row(self, episode_id: str) -> dict[str, Any]:
+        """This step as a row of the ``steps`` table."""
+        return {
+            "episode_id": episode_id,
+            "step": self.step,
+            "ts": self.ts,
+            "screenshot": {"bytes": self.screenshot, "path": f"{episode_id}/{self.step:04d}.{self.screenshot_format}"},
+            "screenshot_sha256": self.screenshot_sha256,
+            "width": self.width,
+            "height": self.height,
+            "a11y": self.a11y,
+            "action": json.dumps(self.action, sort_keys=True),
+            "action_type": self.action_type,
+            "thought": self.thought,
+            "reward": self.reward,
+            "done": self.done,
+            "policy_ms": self.policy_ms,
+            "env_ms": self.env_ms,
+            "error": self.error,
+        }
+
+
+@dataclass
+class Trajectory:
+    """What one attempt at an episode produced: its steps, outcome and timings."""
+
+    steps: list[Step] = field(default_factory=list)
+    score: float = 0.0
+    termination: str = "error"  # one of TERMINATIONS
+    error_class: str | None = None
+    error_message: str | None = None
+    started_at: datetime = field(default_factory=utcnow)
+    ended_at: datetime | None = None
+    setup_s: float = 0.0
+    policy_s: float = 0.0
+    env_s: float = 0.0
+
+    @property
+    def success(self) -> bool:
+        return self.termination in ("done", "fail") and self.error_class is None and self.score >= 1.0
+
+
+@dataclass
+class EpisodeResult:
+    """One finished episode: an ``episodes`` row and its steps, ready to write."""
+
+    episode_id: str
+    run_id: str
+    task_id: str
+    variant: str
+    domain: str
+    instruction: str
+    policy: str
+    policy_config: dict[str, Any]
+    image: str
+    replica_id: str | None
+    host: str | None
+    trajectory: Trajectory
+    attempts: int = 1
+    replica_s: float = 0.0
+    cost_usd: float = 0.0
+
+    def episode_row(self) -> dict[str, Any]:
+        """This episode as a row of the ``episodes`` table."""
+        t = self.trajectory
+        return {
+            "episode_id": self.episode_id,
+            "run_id": self.run_id,
+            "task_id": self.task_id,
+            "variant": self.variant,
+            "domain": self.domain,
+            "instruction": self.instruction,
+            "policy": self.policy,
+            "policy_config": json.dumps(self.policy_config, sort_keys=True, default=str),
+            "image": self.image,
+            "replica_id": self.replica_id,
+            "host": self.host,
+            "started_at": t.started_at,
+            "ended_at": t.ended_at or t.started_at,
+            "num_steps": len(t.steps),
+            "success": t.success,
+            "score": t.score,
+            "termination": t.termination,
+            "error_class": t.error_class,
+            "error_message": t.error_message,
+            "attempts": self.attempts,
+            "setup_s": t.setup_s,
+            "policy_s": t.policy_s,
+            "env_s": t.env_s,
+            "replica_s": self.replica_s,
+            "cost_usd": self.cost_usd,
+        }
+
+    def step_rows(self) -> list[dict[str, Any]]:
+        return [s.row(self.episode_id) for s in self.trajectory.steps]
+
+    def validate(self) -> None:
+        """Check the record against the dataset contract.
+
+        Raises:
+            ValueError: naming the first field that breaks it.
+        """
+        t = self.trajectory
+        if not self.episode_id:
+            raise ValueError("episode_id is empty")
+        if t.termination not in TERMINATIONS:
+            raise ValueError(f"termination: expected one of {TERMINATIONS}, actual {t.termination!r}")
+        if t.error_class is not None and t.error_class not in ERROR_CLASSES:
+            raise ValueError(f"error_class: expected one of {ERROR_CLASSES}, actual {t.error_class!r}")
+        if self.attempts < 1:
+            raise ValueError(f"attempts: expected >= 1, actual {self.attempts}")
+        for i, s in enumerate(t.steps):
+            if s.step != i:
+                raise ValueError(f"step numbers must run 0..n-1; step {i} is numbered {s.step}")
+            if not s.screenshot:
+                raise ValueError(f"step {i} has an empty screenshot")
+

@@ -1,0 +1,14 @@
+"""Replicas: the desktops agents act in, each a container with a control API.
+
+- :mod:`~osgym.replicas.client`: :class:`Replica`, one replica's control API (observe, act, files).
+- :mod:`~osgym.replicas.pool`: :class:`ReplicaPool` (start, lease, health, replace) and :func:`reap`.
+- :mod:`~osgym.replicas.events`: :class:`PoolEvent`, the lifecycle events a pool records.
+- :mod:`~osgym.replicas.images`: building the replica images; :mod:`~osgym.replicas.hosts` and
+  :mod:`~osgym.replicas.capacity`: the Docker hosts replicas run on and how many fit.
+"""
+
+from osgym.replicas.client import Replica, ReplicaState, Timeouts
+from osgym.replicas.events import PoolEvent
+from osgym.replicas.pool import ReplicaPool, reap
+
+__all__ = ["PoolEvent", "Replica", "ReplicaPool", "ReplicaState", "Timeouts", "reap"]

@@ -1,0 +1,255 @@
+"""``Replica``: a handle on one desktop container and its control-API client.
+
+All control traffic for a replica goes through one keep-alive ``httpx.Client``,
+over the Unix socket the container shares with the host (no network) or over a
+TCP port published on 127.0.0.1.
+"""
+
+from __future__ import annotations
+
+import enum
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+
+from osgym.agents.actions import _Action
+from osgym.agents.observation import Observation, Window
+from osgym.errors import ActionFailed, ReplicaUnreachable, RequestRejected
+
+
+@dataclass(frozen=True)
+class Timeouts:
+    """Finite deadlines for control traffic, in seconds (``httpx.Timeout`` semantics)."""
+
+    connect: float = 2.0
+    read: float = 30.0
+    write: float = 10.0
+    pool: float = 5.0
+    health: float = 2.0
+
+    def httpx(self) -> httpx.Timeout:
+        return httpx.Timeout(connect=self.connect, read=self.read, write=self.write, pool=self.pool)
+
+
+DEFAULT_TIMEOUTS = Timeouts()
+
+
+class ReplicaState(enum.Enum):
+    """Lifecycle of a replica: STARTING → READY ⇄ LEASED → CLOSED (or FAULTED → CLOSED)."""
+
+    STARTING = "starting"
+    READY = "ready"
+    LEASED = "leased"
+    FAULTED = "faulted"
+    CLOSED = "closed"
+
+
+@dataclass(frozen=True)
+class Screenshot:
+    """Screenshot bytes exactly as the replica encoded them."""
+
+    data: bytes
+    format: str
+    width: int
+    height: int
+
+
+@dataclass(frozen=True)
+class ExecResult:
+    """Outcome of a command run inside the replica."""
+
+    status: str
+    output: str
+    error: str
+    returncode: int
+
+
+class ControlClient:
+    """HTTP client for one replica's control API. Maps transport errors onto osgym errors."""
+
+    def __init__(self, endpoint: str, token: str | None, timeouts: Timeouts = DEFAULT_TIMEOUTS):
+        self.endpoint = endpoint
+        headers = {"Authorization": f"Bearer {token}"} if token else {}
+        if endpoint.startswith("unix:"):
+            transport = httpx.HTTPTransport(uds=endpoint[len("unix:"):], retries=0)
+            base = "http://replica"
+        else:
+            transport = httpx.HTTPTransport(retries=0)
+            base = endpoint
+        self.timeouts = timeouts
+        self._http = httpx.Client(base_url=base, transport=transport, headers=headers, timeout=timeouts.httpx())
+
+    def __repr__(self) -> str:
+        return f"ControlClient({self.endpoint!r}, token=***)"
+
+    def request(self, method: str, path: str, *, timeout: float | None = None, **kw: Any) -> httpx.Response:
+        """One request. Raises ReplicaUnreachable, RequestRejected (4xx) or ActionFailed (5xx)."""
+        if timeout is not None:
+            kw["timeout"] = httpx.Timeout(timeout, connect=self.timeouts.connect)
+        try:
+            r = self._http.request(method, path, **kw)
+        except httpx.TimeoutException as exc:
+            raise ReplicaUnreachable(f"{method} {path} timed out on {self.endpoint}: {exc!r}") from exc
+        except httpx.TransportError as exc:
+            raise ReplicaUnreachable(f"{method} {path} failed on {self.endpoint}: {exc!r}") from exc
+        if r.status_code >= 400:
+            try:
+                msg = r.json().get("error", r.text)
+            except ValueError:
+                msg = r.text[:500]
+            if r.status_code < 500:
+                raise RequestRejected(f"{method} {path} -> {r.status_code}: {msg}", r.status_code)
+            raise ActionFailed(f"{method} {path} -> {r.status_code}: {msg}")
+        return r
+
+    @property
+    def is_closed(self) -> bool:
+        return self._http.is_closed
+
+    def close(self) -> None:
+        self._http.close()
+
+
+class Replica:
+    """One desktop replica: a container plus its control API.
+
+    Use it as a context manager or call :meth:`close`; ``close()`` is idempotent.
+    Replicas normally come from :meth:`osgym.replicas.pool.ReplicaPool.lease`.
+    """
+
+    def __init__(
+        self,
+        replica_id: str,
+        endpoint: str,
+        token: str | None,
+        *,
+        host: str = "local",
+        container: Any = None,
+        timeouts: Timeouts = DEFAULT_TIMEOUTS,
+    ):
+        self.id = replica_id
+        self.host = host
+        self.container = container
+        self.state = ReplicaState.STARTING
+        self.created_at = time.time()
+        self.ready_at: float | None = None
+        self.api = ControlClient(endpoint, token, timeouts)
+        self.screen: tuple[int, int] = (0, 0)
+
+    def __repr__(self) -> str:
+        return f"<Replica {self.id} {self.state.value} on {self.host}>"
+
+    def __enter__(self) -> Replica:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ---- observation ------------------------------------------------------
+    def health(self, timeout: float | None = None) -> dict[str, Any]:
+        data = self.api.request("GET", "/health", timeout=timeout or self.api.timeouts.health).json()
+        self.screen = tuple(data.get("screen", (0, 0)))  # type: ignore[assignment]
+        return data
+
+    def screenshot(self, format: str = "png", quality: int = 80, max_side: int | None = None) -> Screenshot:
+        params: dict[str, Any] = {"format": format, "quality": quality}
+        if max_side:
+            params["max_side"] = max_side
+        r = self.api.request("GET", "/screenshot", params=params)
+        return Screenshot(r.content, format, int(r.headers["X-Width"]), int(r.headers["X-Height"]))
+
+    def windows(self) -> list[Window]:
+        keys = Window.__dataclass_fields__
+        listed = self.api.request("GET", "/windows").json()["windows"]
+        return [Window(**{k: v for k, v in w.items() if k in keys}) for w in listed]
+
+    def observe(self, instruction: str, step: int, *, format: str = "png", quality: int = 80,
+                max_side: int | None = None, a11y: bool = False) -> Observation:
+        """A screenshot plus the window list, as a policy sees it; with ``a11y``, the accessibility tree too.
+
+        The structured state is read *before* the screenshot, so that the screenshot is at least as
+        recent as what a policy acts on: a window in the list, or a button the tree shows sensitive,
+        is never one that appeared only after the picture was taken.
+        """
+        tree = self.accessibility() if a11y else None
+        windows = tuple(self.windows())
+        shot = self.screenshot(format, quality, max_side)
+        screen = self.screen if self.screen != (0, 0) else (shot.width, shot.height)
+        return Observation(shot.data, shot.format, shot.width, shot.height, instruction, step, windows,
+                           a11y=tree, screen=screen)
+
+    # ---- acting -----------------------------------------------------------
+    def act(self, actions: Sequence[_Action | dict[str, Any]], settle: float = 0.0) -> dict[str, Any]:
+        """Perform actions in order; with ``settle`` > 0, wait up to that long for the screen to stop changing."""
+        body = {"actions": [a.to_json() if isinstance(a, _Action) else a for a in actions]}
+        if settle:
+            body["settle"] = {"timeout": settle, "interval": 0.05}
+        waits = sum(float(getattr(a, "seconds", 0) or 0) for a in actions if not isinstance(a, dict))
+        return self.api.request("POST", "/actions", json=body, timeout=self.api.timeouts.read + waits + settle).json()
+
+    def execute(self, command: str | list[str], *, shell: bool | None = None, timeout: float = 60) -> ExecResult:
+        body: dict[str, Any] = {"command": command, "timeout": timeout}
+        if shell is not None:
+            body["shell"] = shell
+        d = self.api.request("POST", "/execute", json=body, timeout=timeout + 5).json()
+        return ExecResult(d["status"], d["output"], d["error"], d["returncode"])
+
+    def launch(self, command: str | list[str], *, shell: bool | None = None) -> int:
+        body: dict[str, Any] = {"command": command}
+        if shell is not None:
+            body["shell"] = shell
+        return int(self.api.request("POST", "/launch", json=body).json()["pid"])
+
+    def wait_window(self, title: str, timeout: float = 10.0, focused: bool = False) -> Window:
+        d = self.api.request("POST", "/windows/wait", json={"title": title, "timeout": timeout, "focused": focused},
+                             timeout=timeout + 5).json()["window"]
+        return Window(**{k: v for k, v in d.items() if k in Window.__dataclass_fields__})
+
+    def activate_window(self, title: str) -> None:
+        self.api.request("POST", "/windows/activate", json={"title": title})
+
+    def close_window(self, title: str) -> None:
+        self.api.request("POST", "/windows/close", json={"title": title})
+
+    def pointer(self) -> tuple[int, int]:
+        """Where the pointer is now, in screen pixels."""
+        d = self.api.request("GET", "/pointer").json()
+        return int(d["x"]), int(d["y"])
+
+    def accessibility(self, *, timeout: float = 10.0, max_nodes: int = 20_000) -> str:
+        """The AT-SPI accessibility tree as XML (OSWorld's layout: ``desktop-frame`` root, ``st:``/``cp:`` attributes).
+
+        Raises:
+            RequestRejected: 413 if the tree is larger than the replica's bound.
+            ActionFailed: 504 if the applications did not answer within ``timeout``.
+        """
+        params = {"timeout": timeout, "max_nodes": max_nodes}
+        return self.api.request("GET", "/accessibility", params=params, timeout=timeout + 5).text
+
+    def start_recording(self, fps: int = 10) -> None:
+        """Start an mp4 screen recording inside the replica (one at a time)."""
+        self.api.request("POST", "/recording/start", json={"fps": fps})
+
+    def stop_recording(self) -> bytes:
+        """Stop the recording and return the mp4's bytes."""
+        self.api.request("POST", "/recording/stop", timeout=30)
+        return self.api.request("GET", "/recording", timeout=60).content
+
+    def read_file(self, path: str) -> bytes:
+        return self.api.request("GET", "/files", params={"path": path}).content
+
+    def write_file(self, path: str, data: bytes) -> None:
+        self.api.request("PUT", "/files", params={"path": path}, content=data)
+
+    # ---- lifecycle --------------------------------------------------------
+    def close(self) -> None:
+        """Close the control client. The pool removes the container.
+
+        The client is closed whatever the state says: the pool marks a released replica CLOSED
+        before it discards it, and a state check here left that replica's socket open.
+        """
+        self.api.close()  # httpx's close is idempotent
+        self.state = ReplicaState.CLOSED

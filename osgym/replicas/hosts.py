@@ -1,0 +1,128 @@
+"""Docker endpoints that back a pool: connection, capacity and health.
+
+A :class:`DockerHost` is one Docker daemon (``unix://``, ``ssh://`` or
+``tcp://``). The pool spreads replicas over its hosts in proportion to their
+capacity and quarantines a host whose recent failure rate crosses a threshold.
+
+Transport note: the default control transport (a Unix socket in a bind-mounted
+run directory) only works when the Docker host is this machine. For a remote
+host use ``transport="tcp"`` and reach its 127.0.0.1-published ports through an
+SSH tunnel, or (the design's scale-out) run a Prefect worker with a local pool
+on each host.
+"""
+
+from __future__ import annotations
+
+import collections
+import threading
+from dataclasses import dataclass, field
+from typing import Any
+
+import docker
+
+from osgym.replicas import capacity
+
+DEFAULT_DOCKER_HOST = "unix:///var/run/docker.sock"
+FAILURE_WINDOW = 20
+"""How many recent outcomes (starts and leases) a host's failure rate is computed over."""
+QUARANTINE_RATE = 0.5
+QUARANTINE_MIN_FAILURES = 4
+
+
+@dataclass
+class DockerHost:
+    """One Docker daemon that can run replicas.
+
+    Args:
+        url: the daemon's address, e.g. ``unix:///var/run/docker.sock``, ``ssh://user@host``, ``tcp://host:2376``.
+        name: short name recorded in events and episodes; derived from ``url`` if omitted.
+        capacity: replicas this host may hold; planned from its resources if omitted.
+        client: an existing client for ``url`` (tests pass one).
+    """
+
+    url: str = DEFAULT_DOCKER_HOST
+    name: str = ""
+    capacity: int | None = None
+    client: Any = None
+    quarantined: str | None = None
+    degraded: str | None = None
+    _outcomes: collections.deque[bool] = field(default_factory=lambda: collections.deque(maxlen=FAILURE_WINDOW))
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def __post_init__(self) -> None:
+        if not self.name:
+            self.name = "local" if self.url == DEFAULT_DOCKER_HOST else self.url.split("://", 1)[-1].strip("/")
+
+    def __repr__(self) -> str:
+        state = f" quarantined ({self.quarantined})" if self.quarantined else ""
+        return f"<DockerHost {self.name} {self.url} capacity={self.capacity}{state}>"
+
+    @property
+    def local(self) -> bool:
+        """True if the daemon runs on this machine (a unix:// socket), so bind-mounted run dirs work."""
+        return self.url.startswith("unix://")
+
+    def connect(self, max_pool_size: int = 16) -> docker.DockerClient:
+        """The Docker client for this host (created once)."""
+        if self.client is None:
+            self.client = docker.DockerClient(base_url=self.url, max_pool_size=max_pool_size, timeout=60,
+                                              use_ssh_client=self.url.startswith("ssh://"))
+        return self.client
+
+    def resources(self) -> capacity.HostResources:
+        """Cores and memory: /proc/meminfo for a local daemon, ``docker info`` for a remote one."""
+        if self.local:
+            return capacity.local_resources()
+        return capacity.docker_resources(self.connect().info())
+
+    def plan_capacity(self, **plan_kw: Any) -> int:
+        """Set (if unset) and return :attr:`capacity` from :func:`osgym.replicas.capacity.plan`."""
+        if self.capacity is None:
+            self.capacity = capacity.plan(self.resources(), **plan_kw).replicas
+        return self.capacity
+
+    # ---- health -------------------------------------------------------------
+    def record(self, ok: bool) -> str | None:
+        """Record one outcome; return a reason if the failure rate is over the quarantine threshold.
+
+        The caller (the pool) decides whether to quarantine: it never takes its last healthy host away.
+        """
+        with self._lock:
+            self._outcomes.append(ok)
+            if self.quarantined:
+                return None
+            failures = self._outcomes.count(False)
+            rate = failures / len(self._outcomes)
+            if failures >= QUARANTINE_MIN_FAILURES and rate >= QUARANTINE_RATE:
+                return f"failure rate {rate:.0%} over the last {len(self._outcomes)} outcomes"
+        return None
+
+    def quarantine(self, reason: str) -> bool:
+        """Take the host out of placement; True if it was not already quarantined."""
+        with self._lock:
+            if self.quarantined:
+                return False
+            self.quarantined = reason
+            return True
+
+    @property
+    def failure_rate(self) -> float:
+        with self._lock:
+            return self._outcomes.count(False) / len(self._outcomes) if self._outcomes else 0.0
+
+
+def as_hosts(hosts: Any) -> list[DockerHost]:
+    """Normalise a URL, a DockerHost or a list of either into a list of hosts.
+
+    >>> [h.name for h in as_hosts(["unix:///var/run/docker.sock", "ssh://me@box"])]
+    ['local', 'me@box']
+    """
+    if hosts is None:
+        return [DockerHost()]
+    if isinstance(hosts, (str, DockerHost)):
+        hosts = [hosts]
+    out = [h if isinstance(h, DockerHost) else DockerHost(str(h)) for h in hosts]
+    names = [h.name for h in out]
+    if len(set(names)) != len(names):
+        raise ValueError(f"host names: expected unique, actual {names}")
+    return out

@@ -1,0 +1,188 @@
+"""Build and inspect replica images (drives ``replica_images/``).
+
+``osgym/base:bookworm`` comes from debootstrap + ``docker import``, so no registry
+is needed. ``osgym/desktop:<hash>`` is built FROM it; the tag is a hash of every
+build input, so a build whose inputs did not change is a no-op.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import docker
+import docker.errors
+
+from osgym.errors import ImageError
+
+BASE_IMAGE = "osgym/base:bookworm"
+TIERS = ("desktop", "desktop-full")
+LABEL = "osgym.image"
+
+
+def images_dir() -> Path:
+    """Where ``replica_images/`` lives: $OSGYM_IMAGES_DIR, else beside the ``osgym`` package."""
+    env = os.environ.get("OSGYM_IMAGES_DIR")
+    path = Path(env) if env else Path(__file__).resolve().parents[2] / "replica_images"
+    if not (path / "desktop" / "Dockerfile").is_file():
+        raise ImageError(f"replica_images not found at {path}: run from the osgym checkout or set OSGYM_IMAGES_DIR")
+    return path
+
+
+WHEEL_REQUIREMENTS = "desktop/requirements-user.txt"
+WHEEL_EPOCH = "315532800"  # SOURCE_DATE_EPOCH for wheels built from sdists, so their bytes (and the hash) repeat
+
+
+def _requirements(root: Path) -> list[str]:
+    path = root / WHEEL_REQUIREMENTS
+    if not path.is_file():
+        return []
+    lines = (line.split("#", 1)[0].strip() for line in path.read_text().splitlines())
+    return [line for line in lines if line]
+
+
+def _wheel_name(requirement: str) -> str:
+    """The normalised distribution name a wheel file starts with: ``PyMsgBox==2`` -> ``pymsgbox``."""
+    name = requirement.split("==", 1)[0].split(">", 1)[0].split("<", 1)[0].strip()
+    return name.lower().replace("-", "_").replace(".", "_")
+
+
+def missing_wheels(root: Path | None = None) -> list[str]:
+    """Requirements of the user's Python packages that have no wheel in ``replica_images/wheels`` yet."""
+    root = root or images_dir()
+    wheels = root / "wheels"
+    have = {p.name.split("-", 1)[0].lower() for p in wheels.glob("*.whl")} if wheels.is_dir() else set()
+    return [r for r in _requirements(root) if _wheel_name(r) not in have]
+
+
+def ensure_wheels(root: Path | None = None, log: Callable[[str], None] = print) -> bool:
+    """Build the wheels the image installs (pyautogui and its pure-Python deps) on the host, if missing.
+
+    pip over https fails inside the build containers (TLS is re-signed), so the
+    Dockerfile installs these wheels with ``pip install --no-index``. Returns True
+    if anything was built.
+
+    Raises:
+        ImageError: if ``pip wheel`` fails.
+    """
+    root = root or images_dir()
+    missing = missing_wheels(root)
+    if not missing:
+        return False
+    log(f"building wheels for the image: {', '.join(missing)}")
+    out = root / "wheels"
+    out.mkdir(exist_ok=True)
+    env = {**os.environ, "SOURCE_DATE_EPOCH": WHEEL_EPOCH}
+    proc = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "-w", str(out), *missing],
+                          capture_output=True, text=True, env=env)
+    if proc.returncode != 0:
+        raise ImageError(f"pip wheel {' '.join(missing)} failed: {proc.stderr.strip()[-2000:]}")
+    still = missing_wheels(root)
+    if still:
+        raise ImageError(f"pip wheel built no wheel for {still} in {out}")
+    return True
+
+
+def _inputs(root: Path) -> list[Path]:
+    files = [p for sub in ("desktop", "server") for p in sorted((root / sub).rglob("*")) if p.is_file()]
+    wheels = root / "wheels"
+    if wheels.is_dir():
+        files += sorted(p for p in wheels.glob("*.whl") if p.is_file())
+    return [p for p in files if "__pycache__" not in p.parts]
+
+
+def content_hash(tier: str = "desktop", base: str = BASE_IMAGE, root: Path | None = None) -> str:
+    """A short hash of everything that goes into the image: files, tier and base."""
+    root = root or images_dir()
+    ensure_wheels(root, log=lambda _m: None)
+    h = hashlib.sha256(f"{tier}\0{base}\0".encode())
+    for p in _inputs(root):
+        h.update(str(p.relative_to(root)).encode() + b"\0")
+        h.update(p.read_bytes())
+    return h.hexdigest()[:12]
+
+
+def image_tag(tier: str = "desktop", base: str = BASE_IMAGE) -> str:
+    """The tag the current inputs build to, e.g. ``osgym/desktop:3f2a9c0b1d4e``."""
+    if tier not in TIERS:
+        raise ImageError(f"tier: expected one of {TIERS}, actual {tier!r}")
+    return f"osgym/{tier}:{content_hash(tier, base)}"
+
+
+def _exists(client: docker.DockerClient, tag: str) -> bool:
+    try:
+        client.images.get(tag)
+        return True
+    except docker.errors.ImageNotFound:
+        return False
+
+
+@dataclass(frozen=True)
+class BuildResult:
+    """The outcome of :func:`build`: the tag and whether anything was built."""
+
+    tag: str
+    built: bool
+    base_built: bool
+
+
+def build_base(client: docker.DockerClient, tag: str = BASE_IMAGE, log: Callable[[str], None] = print) -> bool:
+    """Create the base image with debootstrap + docker import if it is absent. Returns True if built."""
+    if _exists(client, tag):
+        return False
+    log(f"building {tag} with debootstrap (about a minute)")
+    script = images_dir() / "base" / "build.sh"
+    proc = subprocess.run(["bash", str(script), tag], capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise ImageError(f"base image build failed: {proc.stderr.strip()[-2000:]}")
+    return True
+
+
+def build(
+    tier: str = "desktop",
+    *,
+    client: docker.DockerClient | None = None,
+    base: str = BASE_IMAGE,
+    log: Callable[[str], None] = print,
+) -> BuildResult:
+    """Build the replica image for ``tier`` unless one with the same inputs exists.
+
+    Raises:
+        ImageError: if the base or the desktop build fails; the message carries the build log's tail.
+    """
+    client = client or docker.from_env()
+    ensure_wheels(log=log)
+    tag = image_tag(tier, base)
+    base_built = build_base(client, base, log) if base == BASE_IMAGE else False
+    if _exists(client, tag):
+        return BuildResult(tag, False, base_built)
+    log(f"building {tag}")
+    root = images_dir()
+    tail: list[str] = []
+    try:
+        for chunk in client.api.build(
+            path=str(root), dockerfile="desktop/Dockerfile", tag=tag, rm=True, forcerm=True, decode=True,
+            buildargs={"BASE": base, "TIER": tier}, labels={LABEL: tier}, network_mode="host",
+        ):
+            if "stream" in chunk:
+                line = chunk["stream"].rstrip()
+                if line:
+                    tail = (tail + [line])[-40:]
+                    if line.startswith("Step "):
+                        log(line)
+            if "error" in chunk:
+                raise ImageError(f"building {tag} failed: {chunk['error']}\n" + "\n".join(tail))
+    except docker.errors.APIError as exc:
+        raise ImageError(f"building {tag} failed: {exc}") from exc
+    client.images.get(tag).tag(f"osgym/{tier}", "latest")
+    return BuildResult(tag, True, base_built)
+
+
+def ensure_image(tier: str = "desktop", client: docker.DockerClient | None = None) -> str:
+    """The tag of a built image for ``tier``, building it first if needed."""
+    return build(tier, client=client, log=lambda _m: None).tag

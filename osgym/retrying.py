@@ -1,0 +1,81 @@
+"""The one retry policy osgym uses, built on tenacity: capped exponential backoff.
+
+Call sites iterate it, so the code that is retried stays inline::
+
+    for attempt in retrying(attempts=3, on=ConnectionError, backoff_s=0.5):
+        with attempt:
+            upload()
+
+>>> calls = []
+>>> def flaky():
+...     calls.append(1)
+...     if len(calls) < 3:
+...         raise ConnectionError("not yet")
+...     return "ok"
+>>> waits = []
+>>> for attempt in retrying(attempts=3, on=ConnectionError, backoff_s=1, backoff_max_s=1.5, sleep=waits.append):
+...     with attempt:
+...         result = flaky()
+>>> result, len(calls), waits
+('ok', 3, [1.0, 1.5])
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+import tenacity
+from tenacity import RetryCallState
+
+ErrorMatch = type[BaseException] | tuple[type[BaseException], ...] | Callable[[BaseException], bool]
+
+
+def backoff(backoff_s: float, backoff_max_s: float, attempt: int) -> float:
+    """Seconds to wait after failed attempt number ``attempt`` (1-based): doubling, capped.
+
+    >>> [backoff(1, 5, n) for n in (1, 2, 3, 4)]
+    [1.0, 2.0, 4.0, 5.0]
+    """
+    return float(min(backoff_max_s, backoff_s * 2 ** (attempt - 1)))
+
+
+def retrying(
+    *,
+    attempts: int,
+    on: ErrorMatch,
+    backoff_s: float = 0.0,
+    backoff_max_s: float = 60.0,
+    wait_hint: Callable[[BaseException], float | None] | None = None,
+    sleep: Callable[[float], None] = time.sleep,
+    before_sleep: Callable[[RetryCallState], None] | None = None,
+) -> tenacity.Retrying:
+    """Up to ``attempts`` tries; errors matched by ``on`` are retried, anything else raises at once.
+
+    Args:
+        on: an exception class, a tuple of them, or a predicate on the exception.
+        wait_hint: the error's own wait (an HTTP ``Retry-After``), used instead of the backoff
+            when it gives one; still capped at ``backoff_max_s``.
+        sleep: how to wait (tests pass a recorder).
+        before_sleep: called before each wait, e.g. to log the retry.
+
+    The last error is re-raised unchanged when the attempts run out.
+    """
+    if attempts < 1:
+        raise ValueError(f"attempts: expected >= 1, actual {attempts}")
+    matches = on if callable(on) and not isinstance(on, type) else (lambda exc: isinstance(exc, on))  # type: ignore[arg-type]
+
+    def wait(state: RetryCallState) -> float:
+        exc = state.outcome.exception() if state.outcome is not None else None
+        hinted = wait_hint(exc) if wait_hint is not None and exc is not None else None
+        delay = hinted if hinted is not None else backoff(backoff_s, backoff_max_s, state.attempt_number)
+        return float(min(delay, backoff_max_s))
+
+    return tenacity.Retrying(
+        stop=tenacity.stop_after_attempt(attempts),
+        retry=tenacity.retry_if_exception(matches),
+        wait=wait,
+        sleep=sleep,
+        before_sleep=before_sleep,
+        reraise=True,
+    )

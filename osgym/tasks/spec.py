@@ -1,0 +1,155 @@
+"""``TaskSpec``: a pydantic model of OSWorld's task JSON.
+
+OSWorld task files load unchanged. Setup step types, getters and metrics that
+osgym does not implement are rejected when the task is loaded, naming the type
+and the task id, never in the middle of an episode.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from osgym.errors import TaskLoadError
+
+SETUP_TYPES = frozenset({
+    "execute", "command", "launch", "open", "upload_file", "sleep", "activate_window", "close_window",
+    "download", "wait_window",
+})
+GETTER_TYPES = frozenset({
+    "vm_command_line", "vm_terminal_output", "vm_file", "list_directory", "rule", "cloud_file", "vm_windows",
+})
+METRICS = frozenset({
+    "exact_match", "check_include_exclude", "compare_text_file", "file_exists", "check_directory_tree", "infeasible",
+    "check_window_state",
+})
+
+
+class SetupStep(BaseModel):
+    """One entry of ``config[]``: ``{"type": ..., "parameters": {...}}``."""
+
+    model_config = ConfigDict(extra="allow")
+    type: str
+    parameters: dict[str, Any] = Field(default_factory=dict)
+
+
+class Getter(BaseModel):
+    """A result or expected getter: ``{"type": ..., ...options}``."""
+
+    model_config = ConfigDict(extra="allow")
+    type: str
+
+    @property
+    def options(self) -> dict[str, Any]:
+        return dict(self.model_extra or {})
+
+
+class Evaluator(BaseModel):
+    """OSWorld's evaluator block. ``func``, ``result`` and ``expected`` may be single or lists."""
+
+    model_config = ConfigDict(extra="allow")
+    func: str | list[str]
+    result: Getter | list[Getter | None] | None = None
+    expected: Getter | list[Getter | None] | None = None
+    options: dict[str, Any] | list[dict[str, Any]] | None = None
+    conj: str = "and"
+    postconfig: list[SetupStep] = Field(default_factory=list)
+
+    @property
+    def funcs(self) -> list[str]:
+        return [self.func] if isinstance(self.func, str) else list(self.func)
+
+    def _listed(self, value: Any) -> list[Any]:
+        n = len(self.funcs)
+        if isinstance(value, list):
+            return value
+        return [value] * n if isinstance(self.func, list) else [value]
+
+    @property
+    def results(self) -> list[Getter | None]:
+        return self._listed(self.result)
+
+    @property
+    def expecteds(self) -> list[Getter | None]:
+        return self._listed(self.expected)
+
+    @property
+    def option_list(self) -> list[dict[str, Any]]:
+        return [o or {} for o in self._listed(self.options)]
+
+    @field_validator("conj")
+    @classmethod
+    def _conj(cls, v: str) -> str:
+        if v not in ("and", "or"):
+            raise ValueError(f"expected 'and' or 'or', actual {v!r}")
+        return v
+
+
+class OracleStep(BaseModel):
+    """One step of a scripted solution; see :mod:`osgym.agents.policies.scripted`."""
+
+    model_config = ConfigDict(extra="forbid")
+    op: str
+    args: dict[str, Any] = Field(default_factory=dict)
+
+
+class TaskSpec(BaseModel):
+    """One task in OSWorld's JSON form, plus osgym's optional fields.
+
+    osgym extras: ``domain``, ``variant``, ``oracle`` (a scripted GUI solution).
+    """
+
+    model_config = ConfigDict(extra="allow")
+    id: str = Field(min_length=1)
+    instruction: str
+    snapshot: str | None = None
+    source: str | None = None
+    config: list[SetupStep] = Field(default_factory=list)
+    related_apps: list[str] = Field(default_factory=list)
+    evaluator: Evaluator
+    domain: str = "os"
+    variant: str = "0"
+    oracle: list[OracleStep] | None = None
+
+    @property
+    def infeasible(self) -> bool:
+        return "infeasible" in self.evaluator.funcs
+
+    @model_validator(mode="after")
+    def _supported(self) -> TaskSpec:
+        for step in [*self.config, *self.evaluator.postconfig]:
+            if step.type not in SETUP_TYPES:
+                raise ValueError(f"unsupported config type {step.type!r} (supported: {', '.join(sorted(SETUP_TYPES))})")
+        for f in self.evaluator.funcs:
+            if f not in METRICS:
+                raise ValueError(f"unsupported evaluator func {f!r} (supported: {', '.join(sorted(METRICS))})")
+        for g in [*self.evaluator.results, *self.evaluator.expecteds]:
+            if g is not None and g.type not in GETTER_TYPES:
+                raise ValueError(f"unsupported getter type {g.type!r} (supported: {', '.join(sorted(GETTER_TYPES))})")
+        return self
+
+
+def load_task(source: str | Path | dict[str, Any]) -> TaskSpec:
+    """Load a task from a JSON file path or a dict.
+
+    Raises:
+        TaskLoadError: naming the task id and what is wrong or unsupported.
+    """
+    if isinstance(source, dict):
+        data, where = source, "<dict>"
+    else:
+        where = str(source)
+        try:
+            data = json.loads(Path(source).read_text())
+        except (OSError, ValueError) as exc:
+            raise TaskLoadError(f"cannot read task file {where}: {exc}") from exc
+    tid = data.get("id", "?") if isinstance(data, dict) else "?"
+    try:
+        return TaskSpec.model_validate(data)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        loc = ".".join(str(p) for p in err["loc"]) or "task"
+        raise TaskLoadError(f"task {tid} ({where}): {loc}: {err['msg']}") from exc

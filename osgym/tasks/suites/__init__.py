@@ -1,0 +1,111 @@
+"""Built-in task suites: seeded templates that generate distinct task variants.
+
+A suite is a list of :class:`~osgym.tasks.generators.Template`. Its default task
+set is variant 0 of every template; :func:`generate` draws many distinct
+variants, and :func:`expand` turns a recipe's ``suite``/``tasks``/``episodes``/``seed``
+into one task per episode.
+
+>>> tasks = generate("desktop-basics", 50, seed=7)
+>>> len({(t.id, t.variant) for t in tasks}) == 50 and tasks == generate("desktop-basics", 50, seed=7)
+True
+"""
+
+from __future__ import annotations
+
+import random
+from types import ModuleType
+
+from osgym.errors import ConfigError, TaskLoadError
+from osgym.tasks.generators import Template, content_key
+from osgym.tasks.spec import TaskSpec
+from osgym.tasks.suites import desktop_basics
+
+SUITES: dict[str, ModuleType] = {desktop_basics.NAME: desktop_basics}
+MAX_ATTEMPTS_PER_TASK = 50
+
+
+def list_suites() -> list[str]:
+    """Names of the built-in suites."""
+    return sorted(SUITES)
+
+
+def _module(name: str) -> ModuleType:
+    if name not in SUITES:
+        raise TaskLoadError(f"suite: expected one of {list_suites()}, actual {name!r}")
+    return SUITES[name]
+
+
+def describe(name: str) -> str:
+    """The suite's one-line description.
+
+    Raises:
+        TaskLoadError: if there is no such suite.
+    """
+    return str(_module(name).DESCRIPTION)
+
+
+def templates(name: str, ids: list[str] | None = None) -> list[Template]:
+    """The suite's templates, optionally only those with the given ids (in suite order).
+
+    Raises:
+        TaskLoadError: if there is no such suite.
+        ConfigError: if ``ids`` names templates the suite does not have.
+    """
+    found: list[Template] = list(_module(name).TEMPLATES)
+    if ids:
+        known = {t.id for t in found}
+        missing = [i for i in ids if i not in known]
+        if missing:
+            raise ConfigError(f"recipe field 'tasks': {missing} not in suite {name} (has {sorted(known)})")
+        found = [t for t in found if t.id in ids]
+    return found
+
+
+def load_suite(name: str) -> list[TaskSpec]:
+    """The suite's default task set: variant 0 of every template.
+
+    Raises:
+        TaskLoadError: if there is no such suite or a template builds an invalid task.
+    """
+    return [t.variant(0) for t in templates(name)]
+
+
+def generate(name: str, n: int, seed: int = 0, tasks: list[str] | None = None) -> list[TaskSpec]:
+    """``n`` distinct variants, templates taken round-robin, deterministic for ``seed``.
+
+    Variant seeds are drawn from ``seed``; a draw that repeats an earlier variant's
+    content is skipped, so no two returned tasks are the same task.
+
+    Raises:
+        TaskLoadError: if there is no such suite.
+        ConfigError: if ``tasks`` names unknown templates, or the templates cannot yield ``n``
+            distinct variants.
+    """
+    chosen = templates(name, tasks)
+    rng = random.Random(f"{name}/{seed}")
+    seen: set[str] = set()
+    out: list[TaskSpec] = []
+    attempts = 0
+    while len(out) < n:
+        template = chosen[len(out) % len(chosen)]
+        attempts += 1
+        if attempts > MAX_ATTEMPTS_PER_TASK * max(n, 1):
+            raise ConfigError(f"suite {name}: cannot draw {n} distinct variants of {[t.id for t in chosen]}")
+        task = template.variant(rng.randrange(2**31))
+        key = content_key(task)
+        if key not in seen:
+            seen.add(key)
+            out.append(task)
+    return out
+
+
+def expand(suite: str, tasks: list[str] | None, episodes: int, seed: int) -> list[TaskSpec]:
+    """One task variant per episode for a recipe (``suite``, ``tasks``, ``episodes``, ``seed``).
+
+    Episode ``i`` gets a variant of template ``i % len(templates)``; all are distinct.
+
+    Raises:
+        TaskLoadError: if there is no such suite.
+        ConfigError: if ``tasks`` names templates the suite does not have.
+    """
+    return generate(suite, episodes, seed, tasks)

@@ -1,0 +1,66 @@
+"""The scripted policy's waits: polls that cost no step, the tree asked for when needed, a clear error at timeout."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from osgym.agents.actions import Press, Wait
+from osgym.agents.observation import Observation, Window
+from osgym.agents.policies.scripted import ScriptedPolicy
+from osgym.errors import PolicyError
+from osgym.tasks.spec import load_task
+
+STATE = "https://accessibility.ubuntu.example.org/ns/state"
+
+
+def _tree(save: str) -> str:
+    return (f'<desktop-frame xmlns:st="{STATE}"><application name="mousepad">'
+            f'<frame name="notes.txt - Mousepad"><push-button name="Save" st:showing="true" st:sensitive="true"/>'
+            f'</frame><file-chooser name="Save As"><push-button name="Save" st:showing="true" {save}/>'
+            '</file-chooser></application></desktop-frame>')
+
+
+def _obs(a11y: str | None = None, titles: tuple[str, ...] = ("Save As",)) -> Observation:
+    windows = tuple(Window(i, t, 0, 0, 100, 100) for i, t in enumerate(titles))
+    return Observation(b"", "png", 1280, 800, "x", 0, windows, a11y=a11y)
+
+
+def _policy(*ops: dict) -> ScriptedPolicy:  # type: ignore[type-arg]
+    task = load_task({"id": "t", "instruction": "x", "evaluator": {"func": "infeasible"}, "oracle": list(ops)})
+    p = ScriptedPolicy()
+    p.reset(task, seed=0)
+    return p
+
+
+SAVE_THEN_ENTER = ({"op": "type", "args": {"text": "/tmp/a.txt"}},
+                   {"op": "wait_enabled", "args": {"window": "Save As", "control": "Save", "timeout": 0.3}},
+                   {"op": "press", "args": {"key": "enter"}})
+
+
+def test_the_step_before_a_wait_enabled_asks_for_the_tree() -> None:
+    p = _policy(*SAVE_THEN_ENTER)
+    typed = p.act(_obs(), [])
+    assert typed.needs_a11y and not typed.waiting
+
+
+def test_enter_waits_until_the_dialogs_own_save_button_is_sensitive() -> None:
+    p = _policy(*SAVE_THEN_ENTER)
+    p.act(_obs(), [])
+    asked = p.act(_obs(None), [])  # no tree yet: a waiting decision that asks for one, at once
+    assert asked.waiting and asked.needs_a11y and asked.actions == [Wait(seconds=0.0)]
+    greyed = p.act(_obs(_tree("")), [])  # the editor's own Save is sensitive; the dialog's is not
+    assert greyed.waiting and greyed.needs_a11y
+    ready = p.act(_obs(_tree('st:sensitive="true"')), [])
+    assert not ready.waiting and ready.actions == [Press(key="enter")]
+
+
+def test_a_control_that_never_becomes_sensitive_is_a_policy_error_naming_the_step() -> None:
+    p = _policy(*SAVE_THEN_ENTER)
+    p.act(_obs(), [])
+    with pytest.raises(PolicyError, match=r"oracle for t, step 2/3 \(wait_enabled\).*never became enabled.*"
+                                          r"windows on screen: \['Save As'\]"):
+        for _ in range(200):  # bounded: 2 s of polls against a 0.3 s timeout
+            p.act(_obs(_tree("")), [])
+            time.sleep(0.01)
