@@ -11,7 +11,6 @@ history, is the ledger of record.
 
 from __future__ import annotations
 
-import os
 import threading
 import time
 from collections.abc import Callable
@@ -30,6 +29,7 @@ from osgym.episodes.recipe import Recipe, load_recipe
 from osgym.replicas import images
 from osgym.replicas.events import events_table
 from osgym.replicas.pool import PoolEvent, ReplicaPool
+from osgym.settings import settings
 from tasks.episode import run_episode_task
 
 LISTENERS: list[Callable[[EpisodeSummary], None]] = []
@@ -105,7 +105,7 @@ def collect(
         todo = [j for j in mine if j.episode_id not in done]
         progress = create_progress_artifact(0.0, key="collect-progress", description=f"osgym collect {run_id}")
         with ReplicaPool(image, rec.replicas, standby=rec.standby, screen=rec.screen, hosts=rec.hosts,
-                         host_name=os.environ.get("OSGYM_HOST_NAME", "local"), compat=rec.compat,
+                         host_name=settings().host_name, compat=rec.compat,
                          force=rec.force, egress=rec.egress == "open", on_event=_pool_event) as pool:
             collector = Collector(rec, pool, image, jobs=jobs, sink=_locked(writer.add))
             _ACTIVE[run_id] = collector

@@ -19,6 +19,7 @@ import docker
 import docker.errors
 
 from osgym.errors import ImageError
+from osgym.settings import settings
 
 BASE_IMAGE = "osgym/base:bookworm"
 TIERS = ("desktop", "desktop-full")
@@ -27,8 +28,8 @@ LABEL = "osgym.image"
 
 def images_dir() -> Path:
     """Where ``replica_images/`` lives: $OSGYM_IMAGES_DIR, else beside the ``osgym`` package."""
-    env = os.environ.get("OSGYM_IMAGES_DIR")
-    path = Path(env) if env else Path(__file__).resolve().parents[2] / "replica_images"
+    configured = settings().images_dir
+    path = configured if configured is not None else Path(__file__).resolve().parents[2] / "replica_images"
     if not (path / "desktop" / "Dockerfile").is_file():
         raise ImageError(f"replica_images not found at {path}: run from the osgym checkout or set OSGYM_IMAGES_DIR")
     return path

@@ -56,6 +56,7 @@ from osgym.errors import (
 from osgym.replicas.client import DEFAULT_TIMEOUTS, Replica, ReplicaState, Timeouts
 from osgym.replicas.events import PoolEvent, events_table, write_events
 from osgym.replicas.hosts import DockerHost, as_hosts
+from osgym.settings import settings
 
 __all__ = [
     "POOL_LABEL", "REPLICA_LABEL", "OWNER_LABEL", "PoolEvent", "PoolStats", "ReplicaLimits", "ReplicaPool",
@@ -79,10 +80,7 @@ device nodes, chroot and file capabilities go."""
 
 def default_run_dir() -> Path:
     """Host directory for the replicas' control sockets: $OSGYM_RUN_DIR, else /run/osgym (root) or /tmp."""
-    env = os.environ.get("OSGYM_RUN_DIR")
-    if env:
-        return Path(env)
-    return Path("/run/osgym") if os.geteuid() == 0 else Path(f"/tmp/osgym-{os.getuid()}")
+    return settings().resolved_run_dir()
 
 
 def _proc_start(pid: int) -> str | None:
