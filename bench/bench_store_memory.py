@@ -5,7 +5,7 @@ Each measurement runs in a fresh child process, which:
 1. imports osgym and loads a pool of real PNG frames (desktop-like, 1280x800)
    written by the parent, and records its resident memory (``VmRSS``) as the
    baseline;
-2. streams N episodes of S steps into a :class:`osgym.dataset.store.DatasetWriter`,
+2. streams N episodes of S steps into a :class:`osgym.dataset.DatasetWriter`,
    building each ``EpisodeResult`` just before ``add()`` and dropping it after,
    as the collector does;
 3. finalizes, then reports its peak resident memory (``VmHWM`` from
@@ -78,8 +78,8 @@ def make_frames(out: Path, count: int) -> list[Path]:
 def child(args: argparse.Namespace) -> None:
     import pyarrow as pa
 
-    from osgym.dataset.s3 import S3Options
-    from osgym.dataset.store import DatasetWriter
+    from osgym.dataset import DatasetWriter
+    from osgym.dataset.backends.s3 import S3Options
     from osgym.episodes.trajectory import EpisodeResult, Step, Trajectory
 
     frames = [p.read_bytes() for p in sorted(Path(args.frames).glob("*.png"))]

@@ -25,7 +25,7 @@ CHILD = """
 import json, shutil, sys, tempfile
 sys.path[:0] = [{root!r}, {synth!r}]
 from store_synth import make_episode
-from osgym.dataset.store import DatasetWriter
+from osgym.dataset import DatasetWriter
 
 def rss_mb():
     for line in open("/proc/self/status"):
@@ -53,7 +53,7 @@ def measure(cap: int, n: int) -> dict[str, float]:
 
 
 def main() -> None:
-    from osgym.dataset.store import DEFAULT_SHARD_MAX_EPISODES
+    from osgym.dataset.writer import DEFAULT_SHARD_MAX_EPISODES
 
     print("| shard_max_episodes | episodes | shards | writer RSS over baseline (MB) |\n|---:|---:|---:|---:|")
     for cap in (DEFAULT_SHARD_MAX_EPISODES, 10**9):

@@ -23,7 +23,7 @@ from prefect.task_runners import ThreadPoolTaskRunner
 from prefect.utilities.annotations import quote
 
 from flows.report import publish_report_artifacts
-from osgym.dataset.store import DatasetWriter, write_sidecar
+from osgym.dataset import DatasetWriter, write_sidecar
 from osgym.episodes.collect import Collector, EpisodeSummary, new_run_id, plan_jobs, run_config
 from osgym.episodes.recipe import Recipe, load_recipe
 from osgym.replicas import images

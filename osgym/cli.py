@@ -291,7 +291,7 @@ def show(
 ) -> None:
     """Write an HTML page of one trajectory: every screenshot with its action drawn on it."""
     from osgym.analysis.report import write_trajectory_page
-    from osgym.dataset.store import open_dataset
+    from osgym.dataset import open_dataset
 
     try:
         path = write_trajectory_page(open_dataset(store, dataset), episode_id, out, gif=gif)
@@ -312,7 +312,7 @@ def dataset_export(
     format: Annotated[str, typer.Option(help="export format; only jsonl (AgentNet-style) for now")] = "jsonl",
 ) -> None:
     """Export a dataset as AgentNet-style JSONL with the screenshots beside it."""
-    from osgym.dataset.store import export_jsonl
+    from osgym.dataset import export_jsonl
 
     if format != "jsonl":
         raise _fail(OsgymError(f"--format: expected jsonl, actual {format!r}"))

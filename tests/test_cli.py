@@ -10,7 +10,7 @@ from pathlib import Path
 
 import yaml
 
-from osgym.dataset.store import open_dataset
+from osgym.dataset import open_dataset
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -2,7 +2,7 @@
 
 How a dataset becomes DuckDB views
 ----------------------------------
-:func:`connect` opens the dataset with ``osgym.dataset.store.open_dataset`` (imported
+:func:`connect` opens the dataset with ``osgym.dataset.open_dataset`` (imported
 inside the function) and hands the resulting ``DatasetView`` to
 :func:`connect_view`, which also accepts any object with the same ``files``,
 ``filesystem``, ``episodes`` and ``steps`` attributes. Only the shards that the
@@ -98,7 +98,7 @@ _META = "osgym_meta"
 
 
 class DatasetViewLike(Protocol):
-    """What :func:`connect_view` needs from ``osgym.dataset.store.DatasetView``."""
+    """What :func:`connect_view` needs from ``osgym.dataset.DatasetView``."""
 
     @property
     def files(self) -> Mapping[str, Sequence[str]]: ...  # committed shard paths inside ``filesystem``, per table
@@ -129,7 +129,7 @@ def connect(
     Args:
         uri: the store root, a local directory or ``s3://bucket/prefix``.
         dataset: the dataset's name under the root.
-        s3: S3 settings passed through to ``osgym.dataset.store.open_dataset``.
+        s3: S3 settings passed through to ``osgym.dataset.open_dataset``.
         screenshots: keep the ``screenshot`` struct in the ``steps`` view.
         route: ``"auto"``, ``"parquet"`` or ``"arrow"`` (see the module docstring).
 
@@ -142,7 +142,7 @@ def connect(
         ValueError: if the URI or dataset name is malformed (from ``open_dataset``).
         ConfigError: if ``route`` is unknown.
     """
-    from osgym.dataset.store import open_dataset
+    from osgym.dataset import open_dataset
 
     view = open_dataset(uri, dataset, s3=s3)
     return connect_view(view, screenshots=screenshots, route=route)
@@ -155,7 +155,7 @@ def connect_view(
     route: str = "auto",
     con: duckdb.DuckDBPyConnection | None = None,
 ) -> duckdb.DuckDBPyConnection:
-    """Create the views over an opened dataset (an ``osgym.dataset.store.DatasetView`` or alike).
+    """Create the views over an opened dataset (an ``osgym.dataset.DatasetView`` or alike).
 
     Args:
         view: an object with ``files``, ``filesystem``, ``episodes`` and ``steps``.

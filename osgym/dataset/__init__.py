@@ -1,11 +1,45 @@
 """The dataset: episodes and steps as Parquet shards, committed by a manifest written last.
 
+One module per concern:
+
 - :mod:`~osgym.dataset.schema`: the two tables' Arrow schemas.
-- :mod:`~osgym.dataset.store`: :class:`DatasetWriter`, the manifest, the local backend, the reader
-  (:func:`open_dataset`), the dataset card and exports.
-- :mod:`~osgym.dataset.s3`: the S3 backend.
+- :mod:`~osgym.dataset.uri`: store URIs (:func:`parse_uri`) and the name rules.
+- :mod:`~osgym.dataset.layout`: where each file of a dataset goes.
+- :mod:`~osgym.dataset.backends`: the storage protocol (:class:`Backend`), the local and S3
+  backends, and :func:`register_backend` for more.
+- :mod:`~osgym.dataset.manifest`: :class:`Manifest`, built once by :func:`build_manifest`.
+- :mod:`~osgym.dataset.shards`: shard pairs being written, and the ones a resume keeps.
+- :mod:`~osgym.dataset.writer`: :class:`DatasetWriter`.
+- :mod:`~osgym.dataset.reader`: :func:`open_dataset` and :class:`DatasetView`.
+- :mod:`~osgym.dataset.merge`: :func:`merge_parts`, committing a scale-out run.
+- :mod:`~osgym.dataset.card`, :mod:`~osgym.dataset.export`, :mod:`~osgym.dataset.sidecars`:
+  the dataset card, the JSONL export and sidecar tables.
 """
 
-from osgym.dataset.store import DatasetWriter, Manifest, open_dataset
+from osgym.dataset.backends import Backend, S3Options, register_backend
+from osgym.dataset.card import write_dataset_card
+from osgym.dataset.export import export_jsonl
+from osgym.dataset.manifest import Manifest, ShardEntry, build_manifest
+from osgym.dataset.merge import merge_parts
+from osgym.dataset.reader import DatasetView, open_dataset
+from osgym.dataset.sidecars import write_sidecar
+from osgym.dataset.uri import StoreURI, parse_uri
+from osgym.dataset.writer import DatasetWriter
 
-__all__ = ["DatasetWriter", "Manifest", "open_dataset"]
+__all__ = [
+    "Backend",
+    "DatasetView",
+    "DatasetWriter",
+    "Manifest",
+    "S3Options",
+    "ShardEntry",
+    "StoreURI",
+    "build_manifest",
+    "export_jsonl",
+    "merge_parts",
+    "open_dataset",
+    "parse_uri",
+    "register_backend",
+    "write_dataset_card",
+    "write_sidecar",
+]

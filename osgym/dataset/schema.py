@@ -7,6 +7,9 @@ the Hugging Face ``Image`` layout ``{bytes, path}`` so ``datasets`` decodes it.
 
 from __future__ import annotations
 
+import json
+from typing import Any
+
 import pyarrow as pa
 
 SCHEMA_VERSION = 1
@@ -69,3 +72,21 @@ STEPS = pa.schema(
 )
 
 TABLES: dict[str, pa.Schema] = {"episodes": EPISODES, "steps": STEPS}
+
+
+def hf_feature(t: pa.DataType) -> dict[str, Any]:
+    """The Hugging Face ``datasets`` feature of a column type.
+
+    >>> hf_feature(IMAGE_TYPE), hf_feature(pa.int32())
+    ({'_type': 'Image'}, {'dtype': 'int32', '_type': 'Value'})
+    """
+    if t == IMAGE_TYPE:
+        return {"_type": "Image"}
+    return {"dtype": str(t), "_type": "Value"}
+
+
+def file_schema(schema: pa.Schema) -> pa.Schema:
+    """The table schema plus the ``huggingface`` features key, so ``datasets`` decodes screenshots as images."""
+    features = {f.name: hf_feature(f.type) for f in schema}
+    hf = json.dumps({"info": {"features": features}})
+    return schema.with_metadata({**(schema.metadata or {}), b"huggingface": hf.encode()})

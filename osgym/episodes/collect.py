@@ -210,7 +210,7 @@ def collect_plain(recipe: Recipe, run_id: str | None = None, image: str | None =
     """
     from concurrent.futures import ThreadPoolExecutor
 
-    from osgym.dataset.store import DatasetWriter
+    from osgym.dataset import DatasetWriter
     from osgym.replicas import images
 
     run_id = run_id or new_run_id()

@@ -193,7 +193,7 @@ def write_dataset(root: Path, dataset: str = DATASET) -> Path:
 
 @dataclass
 class FixtureView:
-    """Stands in for ``osgym.dataset.store.DatasetView`` (same attributes)."""
+    """Stands in for ``osgym.dataset.DatasetView`` (same attributes)."""
 
     root: str
     manifests: list[dict[str, Any]]
@@ -257,13 +257,13 @@ def view(dataset_root: Path) -> FixtureView:
 
 @pytest.fixture
 def store_module(monkeypatch: pytest.MonkeyPatch) -> types.ModuleType:
-    """``osgym.dataset.store``: the real one once it exists, else a stub with the same ``open_dataset``."""
+    """``osgym.dataset``: the real one once it exists, else a stub with the same ``open_dataset``."""
     try:
-        import osgym.dataset.store as real
+        import osgym.dataset as real
     except ImportError:
-        stub = types.ModuleType("osgym.dataset.store")
+        stub = types.ModuleType("osgym.dataset")
         stub.open_dataset = open_fixture_view  # type: ignore[attr-defined]
-        monkeypatch.setitem(sys.modules, "osgym.dataset.store", stub)
+        monkeypatch.setitem(sys.modules, "osgym.dataset", stub)
         return stub
     return real
 

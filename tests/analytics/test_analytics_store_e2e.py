@@ -1,4 +1,4 @@
-"""The real writer (``osgym.dataset.store.DatasetWriter``) feeding ``analytics.connect``, locally and over S3.
+"""The real writer (``osgym.dataset.DatasetWriter``) feeding ``analytics.connect``, locally and over S3.
 
 These pin the contract between the store and analytics: whatever the writer
 commits, the views read, through ``read_parquet`` locally and through
@@ -19,9 +19,9 @@ import pytest
 from osgym.analysis import analytics
 from osgym.episodes.trajectory import EpisodeResult, Step, Trajectory
 
-store = pytest.importorskip("osgym.dataset.store")
+store = pytest.importorskip("osgym.dataset")
 if not hasattr(store, "DatasetWriter"):  # pragma: no cover - the store is written in parallel
-    pytest.skip("osgym.dataset.store has no DatasetWriter yet", allow_module_level=True)
+    pytest.skip("osgym.dataset has no DatasetWriter yet", allow_module_level=True)
 
 
 def results(data: types.SimpleNamespace, run_id: str, eids: list[str]) -> list[EpisodeResult]:
@@ -77,7 +77,7 @@ def moto_s3() -> Iterator[tuple[str, Any]]:
     moto_server = pytest.importorskip("moto.server")
     import boto3
 
-    from osgym.dataset.s3 import S3Options
+    from osgym.dataset.backends.s3 import S3Options
 
     server = moto_server.ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
     server.start()

@@ -17,8 +17,8 @@ from PIL import Image
 from store_support import StoreTarget
 from store_synth import POLICIES, make_episode
 
+from osgym.dataset import DatasetWriter, Manifest, open_dataset
 from osgym.dataset.schema import EPISODES, STEPS
-from osgym.dataset.store import DatasetWriter, Manifest, open_dataset
 from osgym.errors import StoreError
 
 SMALL_SHARD = 24 * 1024  # a few episodes per shard, so every test crosses shard boundaries
@@ -243,7 +243,7 @@ def test_export_jsonl_writes_agentnet_lines_and_image_files(target: StoreTarget,
     with DatasetWriter(target.uri, "ds", "ex", s3=target.s3, shard_max_bytes=SMALL_SHARD) as w:
         for ep in episodes:
             w.add(ep)
-    from osgym.dataset.store import export_jsonl
+    from osgym.dataset import export_jsonl
 
     out = export_jsonl(target.uri, "ds", tmp_path / "export", s3=target.s3)
     lines = [json.loads(line) for line in out.read_text().splitlines()]
@@ -262,7 +262,7 @@ def test_export_jsonl_writes_agentnet_lines_and_image_files(target: StoreTarget,
 
 
 def test_part_writers_share_a_run_and_merge_into_one_manifest(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    from osgym.dataset.store import DatasetWriter, merge_parts, open_dataset
+    from osgym.dataset import DatasetWriter, merge_parts, open_dataset
 
     root = str(tmp_path)
     ids = {0: [], 1: []}

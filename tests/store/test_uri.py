@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from osgym.dataset.store import DatasetWriter, StoreURI, parse_uri
+from osgym.dataset import DatasetWriter, StoreURI, parse_uri
 
 
 @pytest.mark.parametrize(

@@ -1,16 +1,17 @@
-"""The S3 backend of the dataset store (``s3://bucket/prefix`` URIs).
+"""The S3 backend (``s3://bucket/prefix`` URIs).
 
-:class:`S3Options` says how to reach the endpoint; :class:`S3Backend` is the
-small set of object operations the writer and reader need (list, upload,
-put, get, delete), each retried on transient faults and mapped to
+:class:`S3Options` says how to reach the endpoint; :class:`S3Backend` implements
+the storage protocol (:class:`~osgym.dataset.backends.base.Backend`) over S3
+objects, each operation retried on transient faults and mapped to
 :class:`~osgym.errors.StoreError` when it still fails.
 
 Retries happen on two levels. botocore retries each request
 (``S3Options.max_attempts``, "standard" mode). When botocore gives up on a
 transient fault (connection refused, timeout, 5xx, throttling), the whole
-operation is retried ``S3Options.retries`` more times with exponential
-backoff (``backoff_s`` doubling up to ``backoff_max_s``). Faults that another
-try cannot fix (bad credentials, a missing bucket, access denied) fail at once.
+operation is retried ``S3Options.retries`` more times by
+:func:`osgym.retrying.retrying`, with exponential backoff (``backoff_s``
+doubling up to ``backoff_max_s``). Faults that another try cannot fix (bad
+credentials, a missing bucket, access denied) fail at once.
 
 Shards are uploaded whole from a local temporary file with boto3's
 ``upload_file``, which switches to a multipart upload above
@@ -25,7 +26,7 @@ when the extension binary for the exact installed DuckDB version is present:
 DuckDB cannot fetch it without internet access, and PyPI's
 ``duckdb-extension-httpfs`` packages stop at DuckDB 1.5.x while osgym runs
 DuckDB 2.0. osgym therefore reads S3 through **pyarrow's S3 filesystem**:
-:func:`osgym.dataset.store.open_dataset` returns pyarrow datasets built on
+:func:`osgym.dataset.reader.open_dataset` returns pyarrow datasets built on
 :meth:`S3Options.pyarrow_filesystem`, and DuckDB scans them after
 ``con.register("steps", view.steps)``, with projection and filter pushdown.
 :func:`duckdb_s3_route` reports which route a given connection can take.
@@ -37,7 +38,6 @@ import builtins
 import hashlib
 import logging
 import os
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -45,11 +45,16 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
 
+from osgym.dataset.uri import StoreURI
 from osgym.errors import StoreError
+from osgym.retrying import retrying
 
 if TYPE_CHECKING:
     import duckdb
     import pyarrow.fs as pafs
+    from tenacity import RetryCallState
+
+__all__ = ["S3Backend", "S3Options", "duckdb_s3_route", "is_transient"]
 
 log = logging.getLogger(__name__)
 
@@ -197,14 +202,6 @@ class S3Options(BaseModel):
                 kwargs["session_token"] = self.session_token.get_secret_value()
         return pafs.S3FileSystem(**kwargs)
 
-    def backoff(self, attempt: int) -> float:
-        """Seconds to wait before retry number ``attempt`` (1-based).
-
-        >>> [S3Options(backoff_s=1, backoff_max_s=5).backoff(n) for n in (1, 2, 3, 4)]
-        [1.0, 2.0, 4.0, 5.0]
-        """
-        return float(min(self.backoff_max_s, self.backoff_s * 2 ** (attempt - 1)))
-
 
 def _chain(exc: BaseException) -> Iterator[BaseException]:
     seen: set[int] = set()
@@ -276,8 +273,9 @@ def _hint(exc: BaseException, bucket: str) -> str:
 class S3Backend:
     """Objects under ``s3://bucket/prefix``, addressed by paths relative to that prefix.
 
-    Every operation retries transient faults (see the module docstring) and
-    raises :class:`~osgym.errors.StoreError` when it gives up.
+    Implements :class:`~osgym.dataset.backends.base.Backend`. Every operation retries
+    transient faults (see the module docstring) and raises
+    :class:`~osgym.errors.StoreError` when it gives up.
     """
 
     def __init__(self, bucket: str, prefix: str, options: S3Options | None = None) -> None:
@@ -286,6 +284,12 @@ class S3Backend:
         self.options = options or S3Options()
         self._client = self.options.boto3_client()
         self._filesystem: pafs.S3FileSystem | None = None
+
+    @classmethod
+    def from_uri(cls, location: StoreURI, dataset: str, options: S3Options | None = None) -> S3Backend:
+        """The backend of ``s3`` URIs: ``s3://bucket/<prefix>/<dataset>``."""
+        assert location.bucket is not None  # parse_uri requires one
+        return cls(location.bucket, location.key(dataset), options)
 
     def __repr__(self) -> str:
         return f"S3Backend(s3://{self.bucket}/{self.prefix}, endpoint={self.options.resolved_endpoint()!r})"
@@ -308,40 +312,49 @@ class S3Backend:
         rel = rel.strip("/")
         return f"{self.prefix}/{rel}" if self.prefix else rel
 
-    def retrying(self, what: str, fn: Callable[[], T]) -> T:
+    def _retrying(self, what: str, fn: Callable[[], T]) -> T:
         """Call ``fn``, retrying transient faults with backoff; raise StoreError when it gives up."""
         attempts = self.options.retries + 1
-        for attempt in range(1, attempts + 1):
-            try:
-                return fn()
-            except StoreError:
-                raise
-            except Exception as exc:
-                if not is_transient(exc):
-                    raise StoreError(f"S3 {what} failed ({_describe(exc)}): {_hint(exc, self.bucket)}.") from exc
-                if attempt == attempts:
-                    raise StoreError(
-                        f"S3 {what} failed after {attempts} attempts: {_describe(exc)}. Check that the "
-                        f"endpoint {self.options.resolved_endpoint() or 'AWS'} is up, then re-run the same "
-                        "run_id to resume."
-                    ) from exc
-                delay = self.options.backoff(attempt)
-                log.warning(
-                    "S3 %s failed (%s); retry %d/%d in %.2fs",
-                    what,
-                    _describe(exc),
-                    attempt,
-                    attempts - 1,
-                    delay,
-                )
-                time.sleep(delay)
-        raise AssertionError("unreachable")
+
+        def log_retry(state: RetryCallState) -> None:
+            exc = state.outcome.exception() if state.outcome is not None else None
+            delay = state.next_action.sleep if state.next_action is not None else 0.0
+            log.warning(
+                "S3 %s failed (%s); retry %d/%d in %.2fs",
+                what,
+                _describe(exc) if exc is not None else "?",
+                state.attempt_number,
+                attempts - 1,
+                delay,
+            )
+
+        try:
+            for attempt in retrying(
+                attempts=attempts,
+                on=lambda exc: not isinstance(exc, StoreError) and is_transient(exc),
+                backoff_s=self.options.backoff_s,
+                backoff_max_s=self.options.backoff_max_s,
+                before_sleep=log_retry,
+            ):
+                with attempt:
+                    return fn()
+        except StoreError:
+            raise
+        except Exception as exc:
+            if not is_transient(exc):
+                raise StoreError(f"S3 {what} failed ({_describe(exc)}): {_hint(exc, self.bucket)}.") from exc
+            raise StoreError(
+                f"S3 {what} failed after {attempts} attempts: {_describe(exc)}. Check that the "
+                f"endpoint {self.options.resolved_endpoint() or 'AWS'} is up, then re-run the same "
+                "run_id to resume."
+            ) from exc
+        raise AssertionError("unreachable: retrying returns or raises")
 
     # -- operations --------------------------------------------------------
 
     def check(self) -> None:
         """Fail early, with a clear message, when the bucket is missing or the credentials are refused."""
-        self.retrying(f"HeadBucket {self.bucket}", lambda: self._client.head_bucket(Bucket=self.bucket))
+        self._retrying(f"HeadBucket {self.bucket}", lambda: self._client.head_bucket(Bucket=self.bucket))
 
     def list(self, rel_dir: str) -> dict[str, int]:
         """Object names (relative to ``rel_dir``) and sizes directly under ``rel_dir``."""
@@ -359,10 +372,17 @@ class S3Backend:
                         out[name] = int(obj["Size"])
             return out
 
-        return self.retrying(f"list s3://{self.bucket}/{prefix}", run)
+        return self._retrying(f"list s3://{self.bucket}/{prefix}", run)
 
-    def upload(self, local_path: Path, rel: str, *, sha256: str, rows: int) -> None:
-        """Upload a finished shard; it becomes visible at ``rel`` only when the upload completes."""
+    def staging_path(self, rel: str) -> None:
+        """Shards are built in the writer's temporary directory and uploaded whole."""
+        return None
+
+    def put_file(self, staged: Path, rel: str, *, sha256: str, rows: int) -> None:
+        """Upload a finished shard; it becomes visible at ``rel`` only when the upload completes.
+
+        Its sha256 and row count go along as object metadata, so a resume needs one HEAD per shard.
+        """
         from boto3.s3.transfer import TransferConfig
 
         transfer = TransferConfig(
@@ -372,30 +392,30 @@ class S3Backend:
         )
         key = self._key(rel)
         metadata = {SHA256_METADATA_KEY: sha256, ROWS_METADATA_KEY: str(rows)}
-        self.retrying(
-            f"upload of {local_path.name} to s3://{self.bucket}/{key}",
+        self._retrying(
+            f"upload of {staged.name} to s3://{self.bucket}/{key}",
             lambda: self._client.upload_file(
-                str(local_path), self.bucket, key, ExtraArgs={"Metadata": metadata}, Config=transfer
+                str(staged), self.bucket, key, ExtraArgs={"Metadata": metadata}, Config=transfer
             ),
         )
 
-    def put_bytes(self, rel: str, data: bytes, content_type: str = "application/octet-stream") -> None:
+    def put(self, rel: str, data: bytes, content_type: str = "application/octet-stream") -> None:
         key = self._key(rel)
-        self.retrying(
+        self._retrying(
             f"PUT s3://{self.bucket}/{key}",
             lambda: self._client.put_object(Bucket=self.bucket, Key=key, Body=data, ContentType=content_type),
         )
 
-    def get_bytes(self, rel: str) -> bytes:
+    def read(self, rel: str) -> bytes:
         key = self._key(rel)
-        return self.retrying(
+        return self._retrying(
             f"GET s3://{self.bucket}/{key}",
             lambda: self._client.get_object(Bucket=self.bucket, Key=key)["Body"].read(),
         )
 
     def delete(self, rel: str) -> None:
         key = self._key(rel)
-        self.retrying(
+        self._retrying(
             f"DELETE s3://{self.bucket}/{key}",
             lambda: self._client.delete_object(Bucket=self.bucket, Key=key),
         )
@@ -406,7 +426,7 @@ class S3Backend:
         import pyarrow.parquet as pq
 
         key = self._key(rel)
-        head = self.retrying(
+        head = self._retrying(
             f"HEAD s3://{self.bucket}/{key}", lambda: self._client.head_object(Bucket=self.bucket, Key=key)
         )
         meta = head.get("Metadata", {})
@@ -425,7 +445,7 @@ class S3Backend:
                 h.update(chunk)
             return rows, h.hexdigest()
 
-        return self.retrying(f"read of s3://{self.bucket}/{key}", read)
+        return self._retrying(f"read of s3://{self.bucket}/{key}", read)
 
 
 def duckdb_s3_route(con: duckdb.DuckDBPyConnection) -> str:

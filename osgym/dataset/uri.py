@@ -1,0 +1,91 @@
+"""Where a store lives: :class:`StoreURI` and :func:`parse_uri`, plus the name rules of the layout.
+
+A store is a local directory or ``<scheme>://bucket/prefix`` for an object store whose
+scheme has a backend (``s3`` built in; see :func:`osgym.dataset.backends.register_backend`).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = ["StoreURI", "check_name", "parse_uri"]
+
+_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+_SCHEME_RE = re.compile(r"^(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*)://")
+
+
+@dataclass(frozen=True)
+class StoreURI:
+    """Where a store lives: a local directory or a bucket and key prefix.
+
+    >>> parse_uri("s3://bucket/some/prefix/")
+    StoreURI(scheme='s3', path='some/prefix', bucket='bucket')
+    >>> parse_uri("file:///data/osgym")
+    StoreURI(scheme='file', path='/data/osgym', bucket=None)
+    """
+
+    scheme: str  # "file", "s3" or another registered object-store scheme
+    path: str  # absolute local path, or the key prefix without slashes at either end
+    bucket: str | None = None
+
+    def __str__(self) -> str:
+        if self.scheme != "file":
+            return f"{self.scheme}://{self.bucket}/{self.path}" if self.path else f"{self.scheme}://{self.bucket}"
+        return self.path
+
+    def key(self, rel: str) -> str:
+        """``rel`` under the prefix (an object key), without slashes at either end.
+
+        >>> parse_uri("s3://b/pre/").key("ds/x.json"), parse_uri("s3://b").key("/ds/")
+        ('pre/ds/x.json', 'ds')
+        """
+        rel = rel.strip("/")
+        return f"{self.path}/{rel}".strip("/") if self.path else rel
+
+
+def parse_uri(uri: str | os.PathLike[str]) -> StoreURI:
+    """Parse a store location: ``./data``, ``/abs``, ``file:///abs`` or ``<scheme>://bucket/prefix``.
+
+    Raises:
+        ValueError: for a scheme without a backend, or an object-store URI without a bucket.
+    """
+    from osgym.dataset.backends import object_schemes  # the registry imports this module
+
+    text = os.fspath(uri)
+    found = _SCHEME_RE.match(text)
+    scheme = found.group("scheme") if found else "file"
+    if scheme in object_schemes():
+        bucket, _, prefix = text[found.end() :].partition("/") if found else ("", "", "")
+        if not bucket:
+            raise ValueError(f"{scheme} URI: expected {scheme}://bucket[/prefix], actual {text!r}")
+        return StoreURI(scheme, prefix.strip("/"), bucket)
+    if found and scheme != "file":
+        known = ", ".join(f"{s}://" for s in sorted(object_schemes()))
+        raise ValueError(f"store URI: expected a local path, file:// or {known} URI, actual {text!r}")
+    if found:
+        text = text[found.end() :]
+        if not text.startswith("/"):
+            raise ValueError(f"file URI: expected file:///absolute/path, actual {os.fspath(uri)!r}")
+    if not text:
+        raise ValueError("store URI is empty: give a directory or s3://bucket/prefix")
+    return StoreURI("file", str(Path(text).expanduser().resolve()))
+
+
+def check_name(kind: str, value: str) -> str:
+    """Return ``value`` if it is a safe dataset, run, table or file name (it becomes a path segment).
+
+    >>> check_name("run_id", "run-1")
+    'run-1'
+
+    Raises:
+        ValueError: for anything that could escape the layout (``/``, ``..``, ``=``, empty).
+    """
+    if not isinstance(value, str) or not _NAME_RE.match(value):
+        raise ValueError(
+            f"{kind}: expected 1-128 characters of letters, digits, '.', '_' or '-' starting with a letter "
+            f"or digit, actual {value!r}"
+        )
+    return value
