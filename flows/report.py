@@ -8,8 +8,9 @@ from typing import Any
 from prefect import flow
 from prefect.artifacts import create_markdown_artifact, create_table_artifact
 
-from osgym.analysis import analytics, cost
+from osgym.analysis import analytics
 from osgym.analysis.report import SECTIONS, report_tables, to_markdown, write_html_report
+from osgym.replicas import cost
 
 
 def publish_report_artifacts(store: str, dataset: str, key_prefix: str = "osgym") -> dict[str, Any]:

@@ -2,7 +2,7 @@
 
 - :mod:`~osgym.analysis.analytics`: :func:`connect` and the named queries in ``sql/``.
 - :mod:`~osgym.analysis.report`: the terminal and HTML reports, trajectory pages.
-- :mod:`~osgym.analysis.cost`: the price model.
+- :mod:`~osgym.replicas.cost`: the price model.
 """
 
 from osgym.analysis.analytics import connect, query

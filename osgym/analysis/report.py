@@ -32,8 +32,9 @@ from PIL import Image, ImageDraw, ImageFont, UnidentifiedImageError
 from rich.console import Console
 from rich.table import Table
 
-from osgym.analysis import analytics, cost
+from osgym.analysis import analytics
 from osgym.errors import ConfigError
+from osgym.replicas import cost
 
 # --------------------------------------------------------------------------- sections
 
@@ -69,7 +70,7 @@ def report_tables(
     Args:
         con: a connection from :func:`osgym.analysis.analytics.connect`.
         price: the host price for the cost section.
-        replicas_per_host: packing density; :func:`osgym.analysis.cost.default_replicas_per_host` if None.
+        replicas_per_host: packing density; :func:`osgym.replicas.cost.default_replicas_per_host` if None.
 
     Returns:
         ``{query name: result}`` in :data:`SECTIONS` order.
@@ -153,7 +154,7 @@ def print_report(
         con: a connection from :func:`osgym.analysis.analytics.connect`.
         console: where to print.
         price: the host price for the cost section.
-        replicas_per_host: packing density; :func:`osgym.analysis.cost.default_replicas_per_host` if None.
+        replicas_per_host: packing density; :func:`osgym.replicas.cost.default_replicas_per_host` if None.
 
     Raises:
         ValueError: if ``replicas_per_host`` is not positive.
@@ -358,7 +359,7 @@ def write_html_report(
         con: a connection from :func:`osgym.analysis.analytics.connect`.
         out_dir: the directory to write into (created if missing).
         price: the host price for the cost section.
-        replicas_per_host: packing density; :func:`osgym.analysis.cost.default_replicas_per_host` if None.
+        replicas_per_host: packing density; :func:`osgym.replicas.cost.default_replicas_per_host` if None.
         title: the page title.
         example_pages: write trajectory pages (under ``episodes/``) for up to
             this many of the failure causes' example episodes, and link them.

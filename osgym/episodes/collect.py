@@ -14,11 +14,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from osgym.agents.policies.base import Policy
-from osgym.analysis import cost
 from osgym.episodes.recipe import PolicySpec, Recipe
 from osgym.episodes.runner import EpisodeLimits, run_episode
 from osgym.episodes.trajectory import EpisodeResult, Trajectory, utcnow
 from osgym.errors import ConfigError, ReplicaError, error_class_of
+from osgym.replicas import cost
 from osgym.replicas.pool import ReplicaPool
 from osgym.tasks.spec import TaskSpec
 from osgym.tasks.suites import expand

@@ -24,7 +24,7 @@ import os
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from osgym.analysis import cost
+from osgym.replicas import cost
 
 REPLICA_FOOTPRINT_MIB = 59.0
 """Measured memory of one ready idle replica at 1920x1080 with the desktop image of 2026-11-30 (Xvfb, openbox,
@@ -149,7 +149,7 @@ def fleet(
     cpu_per_replica: float = CPU_PER_REPLICA,
     reserve_gib: float = RESERVE_MIB / 1024,
 ) -> FleetPlan:
-    """Size a fleet from the measured per-replica footprint (uses :mod:`osgym.analysis.cost`).
+    """Size a fleet from the measured per-replica footprint (uses :mod:`osgym.replicas.cost`).
 
     The cost per replica-day assumes every host is fully packed, except the last one's
     spare slots, which are charged to the replicas that run.

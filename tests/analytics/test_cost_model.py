@@ -5,8 +5,8 @@ from datetime import date
 import pydantic
 import pytest
 
-from osgym.analysis import cost
-from osgym.analysis.cost import DEFAULT_PRICE, PriceTable
+from osgym.replicas import cost
+from osgym.replicas.cost import DEFAULT_PRICE, PriceTable
 
 
 def test_default_price_is_the_cited_m7i_4xlarge() -> None:

@@ -12,8 +12,9 @@ import pytest
 from PIL import Image
 from rich.console import Console
 
-from osgym.analysis import analytics, cost, report
+from osgym.analysis import analytics, report
 from osgym.errors import ConfigError
+from osgym.replicas import cost
 
 
 @pytest.fixture
