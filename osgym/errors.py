@@ -103,6 +103,16 @@ class StoreError(OsgymError):
 ERROR_CLASSES = ("replica_fault", "setup_error", "policy_error", "evaluator_error", "timeout", "error")
 """Every ``error_class`` a dataset row may carry: the errors' own, ``timeout`` and the catch-all ``error``."""
 
+INFRA_ERROR_CLASSES = (ReplicaError.error_class, TaskError.error_class, EvaluatorError.error_class)
+"""The ``error_class`` values of episodes lost to the environment, not the policy: a replica fault, a failed
+task setup, an evaluator that could not score. Analytics counts them as ``infra_errors`` (``is_infra_error``).
+
+>>> INFRA_ERROR_CLASSES
+('replica_fault', 'setup_error', 'evaluator_error')
+>>> set(INFRA_ERROR_CLASSES) <= set(ERROR_CLASSES)
+True
+"""
+
 
 def error_class_of(exc: BaseException) -> str:
     """Map an exception to a dataset ``error_class``.

@@ -41,6 +41,11 @@ Views and tables
 ``step_flags``
     Per-step quality flags (``blank``, ``duplicate``, ``noop``) used by the
     quality queries; defined in ``sql/_step_flags.sql``.
+``infra_error_classes`` and the macro ``is_infra_error(error_class)``
+    The one rule for "the environment lost this episode" (replica fault, failed
+    setup, evaluator error), used by every ``success_by_*`` query; the macro is
+    defined in ``sql/_infra_error.sql`` and the table holds
+    ``osgym.errors.INFRA_ERROR_CLASSES`` (see :func:`define_infra_error`).
 
 Blank frames
 ------------
@@ -86,7 +91,7 @@ import pyarrow.fs as pafs
 from PIL import Image, UnidentifiedImageError
 
 from osgym.dataset.schema import TABLES
-from osgym.errors import ConfigError
+from osgym.errors import INFRA_ERROR_CLASSES, ConfigError
 
 ROUTES = ("auto", "parquet", "arrow")
 
@@ -201,7 +206,21 @@ def connect_view(
     con.execute(f"CREATE OR REPLACE TABLE {_META} (key VARCHAR PRIMARY KEY, value VARCHAR)")
     con.execute(f"INSERT INTO {_META} VALUES ('route', $route)", {"route": route})
     con.execute(f"CREATE OR REPLACE VIEW step_flags AS {_read_sql('_step_flags')}")
+    define_infra_error(con)
     return con
+
+
+def define_infra_error(con: duckdb.DuckDBPyConnection, classes: Sequence[str] = INFRA_ERROR_CLASSES) -> None:
+    """Create the ``is_infra_error`` macro (``sql/_infra_error.sql``) and its ``infra_error_classes`` table.
+
+    Args:
+        con: the connection to define them in.
+        classes: the ``error_class`` values that count as lost to the environment.
+    """
+    con.execute("CREATE OR REPLACE TABLE infra_error_classes (error_class VARCHAR PRIMARY KEY)")
+    if classes:
+        con.executemany("INSERT INTO infra_error_classes VALUES (?)", [(c,) for c in classes])
+    con.execute(_read_sql("_infra_error"))
 
 
 def _is_local(view: DatasetViewLike) -> bool:

@@ -1,7 +1,9 @@
 """Replicas: the desktops agents act in, each a container with a control API.
 
 - :mod:`~osgym.replicas.client`: :class:`Replica`, one replica's control API (observe, act, files).
-- :mod:`~osgym.replicas.pool`: :class:`ReplicaPool` (start, lease, health, replace) and :func:`reap`.
+- :mod:`~osgym.replicas.pool`: :class:`ReplicaPool` (start, lease, health, replace) and :func:`reap`,
+  composed of :mod:`~osgym.replicas.provision` (starting containers), :mod:`~osgym.replicas.health`
+  (probes, host quarantine) and :mod:`~osgym.replicas.reaper` (labels, owners, :func:`reap`).
 - :mod:`~osgym.replicas.events`: :class:`PoolEvent`, the lifecycle events a pool records.
 - :mod:`~osgym.replicas.images`: building the replica images; :mod:`~osgym.replicas.hosts` and
   :mod:`~osgym.replicas.capacity`: the Docker hosts replicas run on and how many fit.

@@ -1,15 +1,13 @@
 -- Success rate by policy.
--- infra_errors are episodes lost to the environment (replica_fault, setup_error, evaluator_error);
+-- infra_errors are episodes lost to the environment (is_infra_error, defined in _infra_error.sql);
 -- success_rate_excl_infra leaves them out of the denominator.
 SELECT
     policy,
     count(*) AS episodes,
     count(*) FILTER (WHERE success) AS successes,
     count(*) FILTER (WHERE success) / count(*) AS success_rate,
-    count(*) FILTER (WHERE error_class IN ('replica_fault', 'setup_error', 'evaluator_error')) AS infra_errors,
-    count(*) FILTER (WHERE success)
-        / nullif(count(*) FILTER (WHERE error_class IS NULL
-                                     OR error_class NOT IN ('replica_fault', 'setup_error', 'evaluator_error')), 0)
+    count(*) FILTER (WHERE is_infra_error(error_class)) AS infra_errors,
+    count(*) FILTER (WHERE success) / nullif(count(*) FILTER (WHERE NOT is_infra_error(error_class)), 0)
         AS success_rate_excl_infra,
     avg(score) AS mean_score,
     avg(num_steps) AS mean_steps

@@ -1,0 +1,404 @@
+"""Provisioning: starting a pool's replica containers until they are ready, and removing them.
+
+:class:`Provisioner` places each new replica on the host with the most free planned
+capacity, writes its token into its run directory, creates the container with the
+pool's limits, labels and network, and polls it until ``/health`` answers and a
+screenshot is non-empty. A failed start is retried on a fresh container (up to three
+tries, :func:`osgym.retrying.retrying`); its host's failure rate goes up, and an
+unreachable daemon quarantines the host. The pool owns one provisioner and keeps the
+replica registry it fills.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ipaddress
+import os
+import secrets
+import shutil
+import socket
+import threading
+import time
+import uuid
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import docker.errors
+import requests.exceptions
+
+from osgym.errors import PoolError, ReplicaError, ReplicaStartTimeout, ReplicaUnreachable
+from osgym.replicas.client import Replica, ReplicaState
+from osgym.replicas.events import PoolEvent
+from osgym.replicas.hosts import DockerHost
+from osgym.replicas.reaper import OWNER_LABEL, POOL_LABEL, REPLICA_LABEL, RUN_DIR_LABEL
+from osgym.retrying import retrying
+
+if TYPE_CHECKING:
+    from osgym.replicas.pool import ReplicaPool
+
+__all__ = ["CONTROL_PORT", "COMPAT_CAP_DROP", "PoolStats", "Provisioner", "ReplicaLimits"]
+
+CONTROL_PORT = 5000
+START_ATTEMPTS = 3
+"""Containers tried per replica slot before the start counts as failed."""
+
+COMPAT_CAP_DROP = ["NET_RAW", "MKNOD", "SYS_CHROOT", "SETFCAP", "NET_BIND_SERVICE"]
+"""Capabilities removed from Docker's default set in OSWorld compatibility mode.
+
+What stays (CHOWN, DAC_OVERRIDE, FOWNER, FSETID, KILL, SETGID, SETUID, SETPCAP,
+AUDIT_WRITE) is what ``sudo`` and package-style task setup need; raw sockets,
+device nodes, chroot and file capabilities go."""
+
+
+@dataclass(frozen=True)
+class ReplicaLimits:
+    """Per-replica resource limits, applied as Docker limits."""
+
+    mem_mib: int = 512
+    cpus: float = 1.0
+    pids: int = 512
+    shm_mib: int = 64
+
+
+@dataclass
+class PoolStats:
+    """What a pool has done so far: counts of lifecycle events, and start and acquire latencies."""
+
+    started: int = 0
+    ready: int = 0
+    leased: int = 0
+    faulted: int = 0
+    removed: int = 0
+    start_failures: int = 0
+    start_s: list[float] = field(default_factory=list)
+    acquire_s: list[float] = field(default_factory=list)
+    phases: list[dict[str, float]] = field(default_factory=list)
+    """Per started replica, seconds spent in: create, start, socket (until the control socket exists),
+    health (until /health answers), screenshot (first non-empty screenshot)."""
+
+
+_loopback_lock = threading.Lock()
+_loopback_used: set[str] = set()
+
+
+def _allocate_loopback() -> str:
+    """An unused 127.0.0.N (N >= 2, then 127.0.1.x, ...) whose control port is free on this machine."""
+    with _loopback_lock:
+        for n in range(2, 2**16):
+            addr = str(ipaddress.IPv4Address(0x7F000000 + n))
+            if addr.endswith((".0", ".255")) or addr in _loopback_used:
+                continue
+            with socket.socket() as s:
+                try:
+                    s.bind((addr, CONTROL_PORT))
+                except OSError:
+                    continue
+            _loopback_used.add(addr)
+            return addr
+    raise PoolError("no free loopback address for a compatibility-mode replica")
+
+
+def _free_loopback(addr: str | None) -> None:
+    if addr:
+        with _loopback_lock:
+            _loopback_used.discard(addr)
+
+
+class Provisioner:
+    """Starts and removes one pool's containers, in background threads.
+
+    Args:
+        pool: the pool whose image, limits, screen, transport and timeouts are used, and whose
+            registry (``_all``, ``_host_of``, ``_placed``, ``_slots``) the replicas are entered in.
+        start_concurrency: containers started at once.
+    """
+
+    def __init__(self, pool: ReplicaPool, start_concurrency: int):
+        self.pool = pool
+        threads = pool.size + pool.standby + 4
+        self._starter = ThreadPoolExecutor(max_workers=max(1, min(start_concurrency, threads)),
+                                           thread_name_prefix=f"{pool.name}-start")
+        self._remover = ThreadPoolExecutor(max_workers=4, thread_name_prefix=f"{pool.name}-rm")
+
+    # ---- slots ---------------------------------------------------------------
+    def refill(self) -> list[Future[Replica]]:
+        """Start replicas until ``size + standby`` are alive or starting."""
+        pool = self.pool
+        futures: list[Future[Replica]] = []
+        with pool._lock:
+            if pool._closed:
+                return futures
+            while pool._slots < pool.target:
+                pool._slots += 1
+                try:
+                    futures.append(self._starter.submit(self.start_with_retry))
+                except RuntimeError:  # executor shut down
+                    pool._slots -= 1
+                    break
+        return futures
+
+    def remove_later(self, replica: Replica, cause: str) -> bool:
+        """Remove a discarded replica in the background (recording an OOM kill); False if closing."""
+        try:
+            self._remover.submit(self.remove, replica, cause, True)
+        except RuntimeError:  # closing
+            return False
+        return True
+
+    def stop_starting(self) -> None:
+        """Cancel pending starts and wait for running ones (they see the pool closed and give up)."""
+        self._starter.shutdown(wait=True, cancel_futures=True)
+
+    def remove_all(self, replicas: list[Replica], cause: str) -> None:
+        """Remove ``replicas`` in parallel, wait for every pending removal, and stop the removal threads."""
+        list(self._remover.map(lambda r: self.remove(r, cause), replicas))
+        self._remover.shutdown(wait=True)
+
+    def _pick_host(self) -> DockerHost:
+        """The non-quarantined host with the most free planned capacity, proportionally."""
+        pool = self.pool
+        with pool._lock:
+            live = [h for h in pool.hosts if not h.quarantined]
+            if not live:
+                raise PoolError(f"pool {pool.name}: every host is quarantined: {pool.hosts_report()}")
+            host = min(live, key=lambda h: (pool._placed[h.name] + 1) / max(h.capacity or 1, 1))
+            pool._placed[host.name] += 1
+            return host
+
+    def start_with_retry(self, attempts: int = START_ATTEMPTS) -> Replica:
+        """Start one replica, on a fresh container after each failure; frees the slot if every try fails.
+
+        Raises:
+            ReplicaError: the last start failure.
+            PoolError: if the pool closed, or every host is quarantined.
+        """
+        pool = self.pool
+
+        def retry_start(exc: BaseException) -> bool:
+            return isinstance(exc, ReplicaError) and not pool._closed
+
+        try:
+            for attempt in retrying(attempts=attempts, on=retry_start):
+                with attempt:
+                    if pool._closed:
+                        raise PoolError(f"pool {pool.name} is closed")
+                    return self.start_one(self._pick_host())
+        except BaseException:
+            with pool._lock:
+                pool._slots -= 1
+            raise
+        raise AssertionError("unreachable: retrying returns or raises")  # pragma: no cover
+
+    # ---- one container ------------------------------------------------------
+    def container_config(self, rid: str, token: str, rdir: Path, loopback: str | None) -> dict[str, Any]:
+        """``create_container`` arguments: environment, labels, ports, and ``host_kw`` for the host config."""
+        pool = self.pool
+        env = {"OSGYM_SCREEN": f"{pool.screen[0]}x{pool.screen[1]}"}
+        host_kw: dict[str, Any] = dict(
+            mem_limit=f"{pool.limits.mem_mib}m", memswap_limit=f"{pool.limits.mem_mib}m",
+            nano_cpus=int(pool.limits.cpus * 1e9), pids_limit=pool.limits.pids,
+            shm_size=f"{pool.limits.shm_mib}m", init=True,
+            network_mode="bridge" if pool.egress else "none",
+        )
+        create_kw: dict[str, Any] = {}
+        if pool.compat:
+            env["OSGYM_COMPAT"] = "1"
+            env["OSGYM_LISTEN"] = f"tcp:0.0.0.0:{CONTROL_PORT}"
+            host_kw["cap_drop"] = COMPAT_CAP_DROP
+            host_kw["port_bindings"] = {CONTROL_PORT: (loopback, CONTROL_PORT)}
+            create_kw["ports"] = [CONTROL_PORT]
+        else:
+            host_kw["cap_drop"] = ["ALL"]
+            host_kw["security_opt"] = ["no-new-privileges"]
+            if pool.transport == "unix":
+                env["OSGYM_LISTEN"] = "unix:/run/osgym/control.sock"
+                host_kw["binds"] = {str(rdir): {"bind": "/run/osgym", "mode": "rw"}}
+            else:
+                env["OSGYM_TOKEN"] = token
+                env["OSGYM_LISTEN"] = f"tcp:0.0.0.0:{CONTROL_PORT}"
+                host_kw["port_bindings"] = {CONTROL_PORT: ("127.0.0.1", None)}
+                create_kw["ports"] = [CONTROL_PORT]
+        labels = {POOL_LABEL: pool.name, REPLICA_LABEL: rid, OWNER_LABEL: pool.owner,
+                  RUN_DIR_LABEL: str(pool.run_dir)}
+        return {"environment": env, "labels": labels, "host_kw": host_kw, **create_kw}
+
+    @staticmethod
+    def _write_token(rdir: Path, token: str) -> None:
+        """Put the token where the replica's server reads (and deletes) it, readable by its user only."""
+        rdir.mkdir(parents=True, exist_ok=True)
+        tok = rdir / "token"
+        fd = os.open(tok, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w") as f:
+            f.write(token)
+        if os.geteuid() == 0:
+            os.chown(rdir, 1000, 1000)
+            os.chown(tok, 1000, 1000)
+        else:
+            os.chmod(rdir, 0o777)
+            os.chmod(tok, 0o666)
+
+    def start_one(self, host: DockerHost) -> Replica:
+        """Create and start one container on ``host``, wait until it is ready, and queue it for leasing.
+
+        Raises:
+            ReplicaStartTimeout: if it is not ready within the pool's ``start_timeout``.
+            ReplicaUnreachable: if it exits during start, or Docker fails.
+        """
+        pool = self.pool
+        rid = uuid.uuid4().hex[:10]
+        token = secrets.token_urlsafe(24)
+        t0 = time.monotonic()
+        rdir = pool.run_dir / rid
+        loopback = _allocate_loopback() if pool.compat else None
+        api = host.client.api
+        cid: str | None = None
+        replica: Replica | None = None
+        try:
+            if pool.transport == "unix":
+                self._write_token(rdir, token)
+            cfg = self.container_config(rid, token, rdir, loopback)
+            host_config = api.create_host_config(**cfg.pop("host_kw"))
+            t_prep = time.monotonic()
+            cid = api.create_container(pool.image, name=f"{pool.name}-{rid}", detach=True,
+                                       host_config=host_config, **cfg)["Id"]
+            t_create = time.monotonic()
+            api.start(cid)
+            t_start = time.monotonic()
+            container = host.client.containers.prepare_model({"Id": cid})
+            if pool.compat:
+                endpoint, token_or_none = f"http://{loopback}:{CONTROL_PORT}", None
+            elif pool.transport == "unix":
+                endpoint, token_or_none = f"unix:{rdir / 'control.sock'}", token
+            else:
+                port = api.port(cid, CONTROL_PORT)[0]["HostPort"]
+                endpoint, token_or_none = f"http://127.0.0.1:{port}", token
+            replica = Replica(rid, endpoint, token_or_none, host=host.name, container=container,
+                              timeouts=pool.timeouts)
+            replica.loopback = loopback  # type: ignore[attr-defined]
+            with pool._lock:
+                pool._all[rid] = replica
+                pool._host_of[rid] = host
+                pool.stats.started += 1
+            pool._event(replica, "created")
+            t_sock, t_health, t_shot = self.wait_ready(replica, host, t0)
+        except Exception as exc:
+            self._start_failed(host, rid, cid, replica, loopback, rdir, exc)
+            if isinstance(exc, ReplicaError):
+                raise
+            raise ReplicaUnreachable(f"replica on {host.name} failed to start: {exc}") from exc
+        elapsed = time.monotonic() - t0
+        with pool._lock:
+            ok = replica.state is ReplicaState.STARTING and not pool._closed
+            if ok:
+                replica.state = ReplicaState.READY
+                replica.ready_at = time.time()
+                pool.stats.ready += 1
+                pool.stats.start_s.append(elapsed)
+                pool.stats.phases.append({"prepare": t_prep - t0, "create": t_create - t_prep,
+                                          "start": t_start - t_create, "socket": t_sock - t_start,
+                                          "health": t_health - t_sock, "screenshot": t_shot - t_health})
+        if ok:
+            pool._event(replica, "ready", elapsed_s=elapsed)
+            pool.health.mark_checked(rid)
+            pool._ready.put(replica)
+        return replica
+
+    def _start_failed(self, host: DockerHost, rid: str, cid: str | None, replica: Replica | None,
+                      loopback: str | None, rdir: Path, exc: Exception) -> None:
+        """Undo a failed start (container, registry, loopback, run dir) and count it against its host."""
+        pool = self.pool
+        pool.stats.start_failures += 1
+        cause = f"start failed: {type(exc).__name__}: {exc}"
+        unreachable = isinstance(exc, (requests.exceptions.ConnectionError, docker.errors.DockerException)) \
+            and not isinstance(exc, docker.errors.APIError)
+        if cid is not None:
+            with contextlib.suppress(docker.errors.DockerException, requests.exceptions.RequestException):
+                host.client.api.remove_container(cid, force=True)
+        with pool._lock:
+            pool._all.pop(rid, None)
+            pool._host_of.pop(rid, None)
+            pool._placed[host.name] -= 1
+        if replica is not None:
+            replica.close()
+        _free_loopback(loopback)
+        shutil.rmtree(rdir, ignore_errors=True)
+        pool._record(PoolEvent(time.time(), pool.name, rid, host.name, "faulted", cause[:2000]))
+        if unreachable:
+            pool.health.quarantine(host, f"docker unreachable: {exc}")
+        else:
+            pool.health.host_outcome(host, ok=False)
+
+    def wait_ready(self, replica: Replica, host: DockerHost, t0: float) -> tuple[float, float, float]:
+        """Poll until /health answers and a screenshot is non-empty; fail fast if the container exits.
+
+        The socket's appearance is polled with a cheap stat every 5 ms; the HTTP
+        probes start only once it exists. The container state is checked once a
+        second, not on every probe.
+
+        Returns:
+            Monotonic times at which the socket appeared, /health answered and a screenshot came.
+        """
+        pool = self.pool
+        deadline = t0 + pool.start_timeout
+        sock = replica.api.endpoint[len("unix:"):] if replica.api.endpoint.startswith("unix:") else None
+        last: Exception | None = None
+        next_state_check = time.monotonic() + 1.0
+        t_sock = t_health = 0.0
+        while time.monotonic() < deadline:
+            if pool._closed:
+                raise PoolError(f"pool {pool.name} closed while replica {replica.id} was starting")
+            if sock is None or os.path.exists(sock):
+                t_sock = t_sock or time.monotonic()
+                try:
+                    if not t_health:
+                        replica.health(timeout=min(2.0, pool.timeouts.health))
+                        t_health = time.monotonic()
+                    if replica.screenshot(max_side=64).data:
+                        return t_sock, t_health, time.monotonic()
+                except ReplicaError as exc:
+                    last = exc
+                time.sleep(0.01)
+            else:
+                time.sleep(0.005)
+            if time.monotonic() >= next_state_check:
+                next_state_check = time.monotonic() + 1.0
+                state = host.client.api.inspect_container(replica.container.id)["State"]
+                if state.get("Status") in ("exited", "dead"):
+                    logs = host.client.api.logs(replica.container.id, tail=10).decode("utf-8", "replace")
+                    cause = "oom" if state.get("OOMKilled") else f"exit {state.get('ExitCode')}"
+                    raise ReplicaUnreachable(f"replica {replica.id} exited during start ({cause}): {logs.strip()}")
+        raise ReplicaStartTimeout(f"replica {replica.id} not ready within {pool.start_timeout} s: {last}")
+
+    def remove(self, replica: Replica, cause: str, inspect: bool = False) -> None:
+        """Remove the container (and run dir); with ``inspect``, first record an OOM kill as a fault."""
+        pool = self.pool
+        replica.close()
+        with pool._lock:
+            known = pool._all.pop(replica.id, None) is not None
+            host = pool._host_of.pop(replica.id, None)
+            pool.health.forget(replica.id)
+            if known and host is not None:
+                pool._placed[host.name] -= 1
+        _free_loopback(getattr(replica, "loopback", None))
+        if replica.container is not None and host is not None:
+            api = host.client.api
+            try:
+                if inspect and api.inspect_container(replica.container.id)["State"].get("OOMKilled"):
+                    pool.stats.faulted += 1
+                    pool._event(replica, "faulted", "oom: the container hit its memory limit")
+                    pool.health.host_outcome(host, ok=False)
+                api.remove_container(replica.container.id, force=True)
+            except docker.errors.NotFound:
+                pass
+            except docker.errors.APIError as exc:
+                if "already in progress" not in str(exc):
+                    pool._event(replica, "faulted", f"remove failed: {exc}")
+            except (requests.exceptions.RequestException, docker.errors.DockerException) as exc:
+                cause = f"{cause}; container left for the reaper: docker unreachable ({exc})"
+                pool.health.quarantine(host, f"docker unreachable: {exc}")
+        shutil.rmtree(pool.run_dir / replica.id, ignore_errors=True)
+        if known:
+            pool.stats.removed += 1
+            pool._event(replica, "removed", cause)
