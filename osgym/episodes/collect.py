@@ -13,11 +13,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from osgym.agents.policies.base import Policy
-from osgym.episodes.recipe import PolicySpec, Recipe
+from osgym.agents.policies import Policy, make_policy
+from osgym.episodes.recipe import Recipe
 from osgym.episodes.runner import EpisodeLimits, run_episode
 from osgym.episodes.trajectory import EpisodeResult, Trajectory, utcnow
-from osgym.errors import ConfigError, ReplicaError, error_class_of
+from osgym.errors import ReplicaError, error_class_of
 from osgym.replicas import cost
 from osgym.replicas.pool import ReplicaPool
 from osgym.tasks.spec import TaskSpec
@@ -59,27 +59,6 @@ def plan_jobs(recipe: Recipe, run_id: str) -> list[EpisodeJob]:
     """
     tasks = expand(recipe.suite, recipe.tasks, recipe.episodes, recipe.seed)
     return [EpisodeJob(run_id, t, recipe.seed + i, i) for i, t in enumerate(tasks)]
-
-
-def make_policy(spec: PolicySpec) -> Policy:
-    """A fresh policy instance for one episode."""
-    if spec.name == "scripted":
-        from osgym.agents.policies.scripted import ScriptedPolicy
-
-        return ScriptedPolicy(**spec.options)
-    if spec.name == "noop":
-        from osgym.agents.policies.noop import NoopPolicy
-
-        return NoopPolicy()
-    if spec.name == "random":
-        from osgym.agents.policies.random import RandomPolicy
-
-        return RandomPolicy(**spec.options)
-    if spec.name == "openai":
-        from osgym.agents.policies.openai import OpenAIPolicy
-
-        return OpenAIPolicy(spec.options)
-    raise ConfigError(f"policy: unknown name {spec.name!r}")
 
 
 @dataclass(frozen=True)

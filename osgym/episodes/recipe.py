@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from osgym.errors import ConfigError
 
@@ -20,10 +20,40 @@ class _Strict(BaseModel):
 
 
 class PolicySpec(_Strict):
-    """Which policy acts, with its options."""
+    """Which policy acts, with its options; ``name`` is a registered policy.
 
-    name: Literal["scripted", "noop", "random", "openai"] = "scripted"
+    >>> PolicySpec(name="telepathy")
+    Traceback (most recent call last):
+    ...
+    pydantic_core._pydantic_core.ValidationError: 1 validation error for PolicySpec
+    name
+      Value error, unknown policy 'telepathy': expected one of ...
+    """
+
+    name: str = "scripted"
+    """A name in :func:`osgym.agents.policies.policy_names`."""
     options: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("name")
+    @classmethod
+    def _known(cls, v: str) -> str:
+        from osgym.agents.policies.registry import policy_class
+
+        try:
+            policy_class(v)
+        except ConfigError as exc:
+            raise ValueError(str(exc)) from exc
+        return v
+
+    @model_validator(mode="after")
+    def _options(self) -> PolicySpec:
+        from osgym.agents.policies.registry import check_options
+
+        try:
+            check_options(self.name, self.options)
+        except ConfigError as exc:
+            raise ValueError(str(exc)) from exc
+        return self
 
 
 class ObservationSpec(_Strict):

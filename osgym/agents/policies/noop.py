@@ -7,9 +7,11 @@ from typing import Any
 from osgym.agents.actions import Done
 from osgym.agents.observation import Observation
 from osgym.agents.policies.base import Decision
+from osgym.agents.policies.registry import register_policy
 from osgym.episodes.trajectory import Step
 
 
+@register_policy("noop")
 class NoopPolicy:
     """Ends every episode immediately with DONE."""
 

@@ -3,8 +3,8 @@
 vLLM, SGLang and hosted APIs all speak ``POST {base_url}/chat/completions``.
 Each :meth:`OpenAIPolicy.act` sends the system prompt, the last
 ``history_length`` turns (screenshot and the model's reply) and the current
-screenshot as a base64 data URL, then parses the reply with the parser that
-``action_format`` names (:mod:`osgym.agents.parsers`):
+screenshot as a base64 data URL, then parses the reply with the action format
+that ``action_format`` names in the registry of :mod:`osgym.agents.parsers`:
 
 =============== ===================================================== ============
 action_format   reply                                                 coordinates
@@ -12,7 +12,10 @@ action_format   reply                                                 coordinate
 ``pyautogui``   pyautogui code in a fenced block, or WAIT/DONE/FAIL   image pixels
 ``computer_13`` computer_13 JSON, flat or OSWorld-nested              image pixels
 ``uitars``      ``Thought: ... Action: click(start_box='(x,y)')``     0..1000 or image pixels
+``anthropic``   computer-use tool input JSON (give a ``system_prompt``) image pixels
 =============== ===================================================== ============
+
+A format registered elsewhere (:func:`osgym.agents.parsers.register_format`) works the same way.
 
 Coordinates are read in the space of the image the model saw (downscaled to
 ``max_side``) and mapped onto the screen, so models never need the real size.
@@ -32,10 +35,10 @@ import random
 import time
 import weakref
 from collections import deque
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 import httpx
 from PIL import Image, UnidentifiedImageError
@@ -51,15 +54,11 @@ from pydantic import (
 
 from osgym.agents.actions import Action
 from osgym.agents.observation import Observation
-from osgym.agents.parsers import (
-    CoordSpace,
-    parse_computer13_response,
-    parse_pyautogui_response,
-    parse_uitars_response,
-    scale_actions,
-)
+from osgym.agents.parsers import CoordSpace, ReplyContext, format_names, get_format
 from osgym.agents.policies.base import Decision
+from osgym.agents.policies.registry import register_policy
 from osgym.errors import ConfigError, PolicyError
+from osgym.retrying import backoff, retrying
 
 if TYPE_CHECKING:
     from osgym.episodes.trajectory import Step
@@ -67,89 +66,35 @@ if TYPE_CHECKING:
 __all__ = [
     "DEFAULT_SYSTEM_PROMPTS",
     "DEFAULT_USER_PROMPT",
-    "ActionFormat",
     "OpenAIPolicy",
     "OpenAIPolicyConfig",
     "fill_prompt",
     "retry_after_seconds",
 ]
 
-ActionFormat = Literal["pyautogui", "computer_13", "uitars"]
-
 DEFAULT_BASE_URL = "http://127.0.0.1:8000/v1"
 DEFAULT_TIMEOUT_S = 60.0
 DEFAULT_CONNECT_TIMEOUT_S = 10.0
 _BODY_EXCERPT = 300
 
-_PYAUTOGUI_PROMPT = """\
-You operate a Linux desktop computer with its mouse and keyboard to carry out a task for a user.
-Each turn you see a screenshot of the screen, {width}x{height} pixels; coordinates are pixels of \
-that screenshot, counted from its top-left corner.
+class _DefaultPrompts(Mapping[str, str]):
+    """The registered formats' default prompts, read live from the registry."""
 
-Reply with one short sentence of reasoning, then one Python code block that performs the next \
-action with pyautogui, for example:
-```python
-pyautogui.click(120, 340)
-```
-Use only constant arguments and these functions: pyautogui.click, doubleClick, tripleClick, \
-rightClick, middleClick, moveTo, dragTo, mouseDown, mouseUp, scroll, hscroll, write, press, \
-keyDown, keyUp, hotkey, and time.sleep. No variables, loops or other modules.
-Instead of code you may reply with ```WAIT``` to let the screen settle, ```DONE``` once the task \
-is complete, or ```FAIL``` if the task cannot be done.
+    def __getitem__(self, name: str) -> str:
+        prompt = get_format(name).prompt if name in format_names() else None
+        if prompt is None:
+            raise KeyError(name)
+        return prompt
 
-Task: {instruction}"""
+    def __iter__(self) -> Iterator[str]:
+        return (name for name in format_names() if get_format(name).prompt is not None)
 
-_COMPUTER13_PROMPT = """\
-You operate a Linux desktop computer with its mouse and keyboard to carry out a task for a user.
-Each turn you see a screenshot of the screen, {width}x{height} pixels; coordinates are pixels of \
-that screenshot, counted from its top-left corner.
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
 
-Reply with one short sentence of reasoning, then a JSON code block holding the next action, or a \
-list of actions, each an object with an "action_type" and its fields:
-MOVE_TO x y | CLICK x? y? button? num_clicks? | MOUSE_DOWN button? | MOUSE_UP button? | \
-RIGHT_CLICK x? y? | DOUBLE_CLICK x? y? | DRAG_TO x y | SCROLL dx dy (positive dy scrolls up) | \
-TYPING text | PRESS key | KEY_DOWN key | KEY_UP key | HOTKEY keys (a list) | WAIT seconds? | \
-FAIL | DONE
-For example:
-```json
-{{"action_type": "CLICK", "x": 120, "y": 340}}
-```
-Use DONE once the task is complete and FAIL if the task cannot be done.
 
-Task: {instruction}"""
-
-_UITARS_PROMPT = """\
-You are a GUI agent. You are given a task, your previous actions and screenshots, and you \
-perform the next action to complete the task.
-
-## Output Format
-Thought: ...
-Action: ...
-
-## Action Space
-click(start_box='<|box_start|>(x1,y1)<|box_end|>')
-left_double(start_box='<|box_start|>(x1,y1)<|box_end|>')
-right_single(start_box='<|box_start|>(x1,y1)<|box_end|>')
-drag(start_box='<|box_start|>(x1,y1)<|box_end|>', end_box='<|box_start|>(x3,y3)<|box_end|>')
-hotkey(key='')  # keys separated by spaces, lowercase, at most 3
-type(content='')  # end content with \\n to submit it
-scroll(start_box='<|box_start|>(x1,y1)<|box_end|>', direction='down or up or right or left')
-wait()  # wait 5 s and look again
-finished()  # the task is complete
-call_user()  # the task cannot be done
-
-## Note
-- Write a short plan in Thought and name the target of the next action.
-
-## User Instruction
-{instruction}"""
-
-DEFAULT_SYSTEM_PROMPTS: Mapping[str, str] = {
-    "pyautogui": _PYAUTOGUI_PROMPT,
-    "computer_13": _COMPUTER13_PROMPT,
-    "uitars": _UITARS_PROMPT,
-}
-"""The system prompt used when the config gives none, by action format."""
+DEFAULT_SYSTEM_PROMPTS: Mapping[str, str] = _DefaultPrompts()
+"""The system prompt used when the config gives none, by action format (from each format's registration)."""
 
 DEFAULT_USER_PROMPT = "Here is the current screenshot. What is the next action?"
 """The text sent with the first screenshot of the window of turns."""
@@ -217,7 +162,8 @@ class OpenAIPolicyConfig(BaseModel):
     system_prompt: str | None = None
     """``None`` picks :data:`DEFAULT_SYSTEM_PROMPTS` for the action format."""
     user_prompt: str = DEFAULT_USER_PROMPT
-    action_format: ActionFormat = "pyautogui"
+    action_format: str = "pyautogui"
+    """A name in the action-format registry (:func:`osgym.agents.parsers.format_names`)."""
     history_length: int = Field(default=2, ge=0, le=50)
     """Previous turns (screenshot plus reply) sent before the current screenshot."""
     max_side: int | None = Field(default=1280, ge=32)
@@ -244,8 +190,17 @@ class OpenAIPolicyConfig(BaseModel):
             raise ValueError(f"expected an http:// or https:// URL, actual {value!r}")
         return value.rstrip("/")
 
+    @field_validator("action_format")
+    @classmethod
+    def _check_format(cls, value: str) -> str:
+        if value not in format_names():
+            raise ValueError(f"expected one of {', '.join(format_names())}, actual {value!r}")
+        return value
+
     @model_validator(mode="after")
     def _check_prompts(self) -> OpenAIPolicyConfig:
+        if self.system_prompt is None and get_format(self.action_format).prompt is None:
+            raise ValueError(f"action format {self.action_format!r} has no default prompt: expected a system_prompt")
         if "{instruction}" not in self.resolved_system_prompt + self.user_prompt:
             raise ValueError("expected {instruction} in system_prompt or user_prompt, actual in neither")
         return self
@@ -255,11 +210,19 @@ class OpenAIPolicyConfig(BaseModel):
         """The system prompt template in effect (the configured or the default one)."""
         if self.system_prompt is not None:
             return self.system_prompt
-        return DEFAULT_SYSTEM_PROMPTS[self.action_format]
+        return get_format(self.action_format).prompt or ""
 
     def public(self) -> dict[str, Any]:
         """This config as JSON-ready data, without the API key."""
         return self.model_dump(mode="json", exclude={"api_key"})
+
+
+class _Busy(Exception):
+    """An answer worth retrying: 429 or 5xx."""
+
+    def __init__(self, response: httpx.Response) -> None:
+        super().__init__(f"HTTP {response.status_code}")
+        self.response = response
 
 
 @dataclass(frozen=True)
@@ -274,6 +237,7 @@ class _Image:
     size: tuple[int, int]
 
 
+@register_policy("openai")
 class OpenAIPolicy:
     """Asks a vision-language model behind an OpenAI-compatible API for each action.
 
@@ -299,12 +263,7 @@ class OpenAIPolicy:
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         if not isinstance(config, OpenAIPolicyConfig):
-            try:
-                config = OpenAIPolicyConfig.model_validate(dict(config))
-            except ValidationError as exc:
-                err = exc.errors()[0]
-                where = ".".join(str(p) for p in err["loc"]) or "config"
-                raise ConfigError(f"openai policy config: {where}: {err['msg']}") from exc
+            config = self.check_options(config)
         self._config = config
         self._sleep = sleep
         self._jitter = random.Random()
@@ -321,6 +280,25 @@ class OpenAIPolicy:
         self._seed = 0
         self._steps = 0
         self._closed = False
+
+    @staticmethod
+    def check_options(options: Mapping[str, Any]) -> OpenAIPolicyConfig:
+        """The config that ``options`` describe; a recipe calls this when it loads.
+
+        Raises:
+            ConfigError: naming the first bad field.
+        """
+        try:
+            return OpenAIPolicyConfig.model_validate(dict(options))
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            where = ".".join(str(p) for p in err["loc"]) or "config"
+            raise ConfigError(f"openai policy config: {where}: {err['msg']}") from exc
+
+    @classmethod
+    def from_options(cls, options: Mapping[str, Any]) -> OpenAIPolicy:
+        """The policy a recipe's ``policy.options`` describe (they are its config)."""
+        return cls(options)
 
     def __repr__(self) -> str:
         return f"OpenAIPolicy({self._config!r})"
@@ -443,46 +421,48 @@ class OpenAIPolicy:
         return payload
 
     def _backoff(self, attempt: int) -> float:
+        """The wait after failed attempt number ``attempt`` (1-based): doubling, capped, jittered."""
         cfg = self._config
-        delay = min(cfg.backoff_max, cfg.backoff_base * 2.0**attempt)
-        return delay * (0.5 + self._jitter.random() / 2)
+        return backoff(cfg.backoff_base, cfg.backoff_max, attempt) * (0.5 + self._jitter.random() / 2)
 
     def _post(self, payload: dict[str, Any]) -> tuple[dict[str, Any], int]:
         """POST with retries; the decoded JSON answer and the number of attempts."""
         cfg = self._config
-        for attempt in range(cfg.max_retries + 1):
-            last_try = attempt == cfg.max_retries
-            try:
-                response = self._client.post(self._url, json=payload)
-            except httpx.TransportError as exc:
-                if last_try:
-                    raise PolicyError(
-                        f"{self._url} unreachable after {attempt + 1} attempts: {type(exc).__name__}: {exc}"
-                    ) from exc
-                self._sleep(self._backoff(attempt))
-                continue
-            status = response.status_code
-            if status == 429 or status >= 500:
-                if last_try:
-                    raise PolicyError(
-                        f"expected HTTP 200 from {self._url}, actual {status} after {attempt + 1} attempts: "
-                        f"{_excerpt(response.text)}"
-                    )
-                hinted = retry_after_seconds(response.headers.get("Retry-After"))
-                delay = self._backoff(attempt) if hinted is None else min(hinted, cfg.backoff_max)
-                self._sleep(delay)
-                continue
-            body = _excerpt(response.text)
-            if status != 200:
-                raise PolicyError(f"expected HTTP 200 from {self._url}, actual {status}: {body}")
-            try:
-                data = response.json()
-            except ValueError as exc:
-                raise PolicyError(f"expected a JSON body from {self._url}, actual {body}") from exc
-            if not isinstance(data, dict):
-                raise PolicyError(f"expected a JSON object from {self._url}, actual {body}")
-            return data, attempt + 1
-        raise AssertionError("unreachable")  # pragma: no cover - the loop returns or raises
+        attempts = 0
+
+        def wait(exc: BaseException) -> float:
+            # The server's Retry-After when it gives one, else the jittered backoff (the helper caps both).
+            hinted = retry_after_seconds(exc.response.headers.get("Retry-After")) if isinstance(exc, _Busy) else None
+            return self._backoff(attempts) if hinted is None else hinted
+
+        try:
+            for attempt in retrying(attempts=cfg.max_retries + 1, on=(httpx.TransportError, _Busy),
+                                    backoff_max_s=cfg.backoff_max, wait_hint=wait, sleep=self._sleep):
+                with attempt:
+                    attempts += 1
+                    response = self._client.post(self._url, json=payload)
+                    if response.status_code == 429 or response.status_code >= 500:
+                        raise _Busy(response)
+        except httpx.TransportError as exc:
+            raise PolicyError(
+                f"{self._url} unreachable after {attempts} attempts: {type(exc).__name__}: {exc}"
+            ) from exc
+        except _Busy as exc:
+            raise PolicyError(
+                f"expected HTTP 200 from {self._url}, actual {exc.response.status_code} after {attempts} attempts: "
+                f"{_excerpt(exc.response.text)}"
+            ) from None
+        status = response.status_code
+        body = _excerpt(response.text)
+        if status != 200:
+            raise PolicyError(f"expected HTTP 200 from {self._url}, actual {status}: {body}")
+        try:
+            data = response.json()
+        except ValueError as exc:
+            raise PolicyError(f"expected a JSON body from {self._url}, actual {body}") from exc
+        if not isinstance(data, dict):
+            raise PolicyError(f"expected a JSON object from {self._url}, actual {body}")
+        return data, attempts
 
     # ------------------------------------------------------------------ reply
 
@@ -490,15 +470,9 @@ class OpenAIPolicy:
         self, raw: str, image_size: tuple[int, int], screen: tuple[int, int]
     ) -> tuple[str | None, list[Action]]:
         fmt = self._config.action_format
+        context = ReplyContext(image_size, screen, self._config.uitars_coord_space)
         try:
-            if fmt == "uitars":
-                thought, actions = parse_uitars_response(
-                    raw, screen=screen, coord_space=self._config.uitars_coord_space, image_size=image_size
-                )
-            else:
-                parse = parse_pyautogui_response if fmt == "pyautogui" else parse_computer13_response
-                thought, actions = parse(raw)
-                actions = scale_actions(actions, image_size, screen)
+            thought, actions = get_format(fmt).parse(raw, context)
         except PolicyError as exc:
             raise PolicyError(f"cannot parse the {fmt} reply ({exc}): {_excerpt(raw)}") from exc
         if not actions:

@@ -31,6 +31,7 @@ from osgym.agents.actions import (
 )
 from osgym.agents.observation import Observation
 from osgym.agents.policies.base import Decision
+from osgym.agents.policies.registry import register_policy
 from osgym.errors import PolicyError
 
 if TYPE_CHECKING:
@@ -58,6 +59,7 @@ _HOTKEYS = (("ctrl", "a"), ("ctrl", "c"), ("ctrl", "v"), ("ctrl", "z"), ("ctrl",
 _ALPHABET = string.ascii_letters + string.digits + " .,-_"
 
 
+@register_policy("random")
 class RandomPolicy:
     """Acts at random over clicks, moves, typing, keys and scrolls; never FAIL.
 

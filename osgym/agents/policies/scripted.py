@@ -44,6 +44,7 @@ from typing import Any
 from osgym.agents.actions import Action, Click, Done, Fail, Hotkey, MoveTo, Press, Typing, Wait
 from osgym.agents.observation import Observation
 from osgym.agents.policies.base import Decision
+from osgym.agents.policies.registry import register_policy
 from osgym.episodes.trajectory import Step
 from osgym.errors import PolicyError
 from osgym.tasks.spec import OracleStep, TaskSpec
@@ -55,6 +56,7 @@ A11Y_STATE = "{https://accessibility.ubuntu.example.org/ns/state}"
 TYPO_CHARS = "qxzjkvw"
 
 
+@register_policy("scripted")
 class ScriptedPolicy:
     """Runs ``task.oracle`` one GUI action per step.
 

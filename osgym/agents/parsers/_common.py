@@ -1,0 +1,190 @@
+"""Helpers every action-format parser shares: checked values, action building, fences and JSON.
+
+Errors are :class:`~osgym.errors.PolicyError` saying what was expected and what came instead.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import math
+import re
+from collections.abc import Sequence
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from osgym.agents.actions import Action, Fail, Hotkey, Press, Wait
+from osgym.agents.actions import Done as DoneAction
+from osgym.errors import PolicyError
+
+SPECIAL_CODES = {"WAIT": Wait, "DONE": DoneAction, "FAIL": Fail}
+"""OSWorld's whole-reply special codes and the action each one means."""
+
+MAX_REPEAT = 100
+"""Most actions one call may expand into (``press(presses=N)``, long key lists)."""
+
+_MAX_EXCERPT = 120
+_MAX_JSON_STARTS = 32  # brackets tried as the start of the JSON in a reply
+_A = TypeVar("_A", bound=BaseModel)
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _excerpt(value: Any) -> str:
+    try:
+        text = value if isinstance(value, str) else repr(value)
+    except (RecursionError, ValueError):  # deeply nested data, or an int too long to print
+        text = f"<{type(value).__name__}>"
+    text = text.replace("\n", "\\n")
+    return text if len(text) <= _MAX_EXCERPT else text[: _MAX_EXCERPT - 3] + "..."
+
+
+def _source(node: ast.AST) -> str:
+    """A short excerpt of the source of ``node``, for error messages."""
+    try:
+        return _excerpt(ast.unparse(node))
+    except (ValueError, RecursionError, MemoryError):
+        return f"<{type(node).__name__}>"
+
+
+def _make(cls: type[_A], **fields: Any) -> _A:
+    """Build an action, turning validation errors into PolicyError."""
+    try:
+        return cls(**fields)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        where = ".".join(str(p) for p in err.get("loc", ())) or "?"
+        msg = str(err["msg"])
+        for prefix in ("Input should be ", "Input should "):
+            if msg.startswith(prefix):
+                msg = msg[len(prefix):]
+                break
+        raise PolicyError(
+            f"invalid {cls.__name__}: {where}: expected {msg}, actual {_excerpt(err.get('input'))}"
+        ) from exc
+
+
+def _number(value: Any, what: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise PolicyError(f"{what}: expected a number, actual {type(value).__name__} {_excerpt(value)}")
+    try:
+        number = float(value)
+    except OverflowError:
+        number = math.inf
+    if not math.isfinite(number):
+        raise PolicyError(f"{what}: expected a finite number, actual {_excerpt(value)}")
+    return number
+
+
+def _int(value: Any, what: str) -> int:
+    return round(_number(value, what))
+
+
+def _count(value: Any, what: str, lo: int = 0, hi: int = MAX_REPEAT) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise PolicyError(f"{what}: expected an integer, actual {type(value).__name__} {_excerpt(value)}")
+    if not lo <= value <= hi:
+        raise PolicyError(f"{what}: expected {lo}..{hi}, actual {value}")
+    return value
+
+
+def _string(value: Any, what: str) -> str:
+    if not isinstance(value, str):
+        raise PolicyError(f"{what}: expected a string, actual {type(value).__name__} {_excerpt(value)}")
+    return value
+
+
+def _waits(seconds: float) -> list[Action]:
+    """One or more Waits summing to ``seconds`` (a Wait holds at most 60 s)."""
+    if seconds < 0 or seconds > 600:
+        raise PolicyError(f"wait: expected 0..600 seconds, actual {seconds}")
+    out: list[Action] = []
+    while seconds > 60:
+        out.append(Wait(seconds=60))
+        seconds -= 60
+    out.append(_make(Wait, seconds=seconds))
+    return out
+
+
+def scale_actions(
+    actions: Sequence[Action], src: tuple[int, int], dst: tuple[int, int]
+) -> list[Action]:
+    """Map pixel coordinates from a ``src``-sized image onto a ``dst``-sized screen.
+
+    Coordinates are scaled per axis, rounded and clamped into the screen.
+
+    >>> from osgym.agents.actions import Click, MoveTo
+    >>> scale_actions([Click(x=640, y=400)], (1280, 800), (1920, 1200))
+    [Click(action_type='CLICK', x=960, y=600, button='left', num_clicks=1)]
+    >>> scale_actions([MoveTo(x=5000, y=0)], (100, 100), (100, 100))
+    [MoveTo(action_type='MOVE_TO', x=99, y=0)]
+
+    Raises:
+        PolicyError: if a size is not positive.
+    """
+    (sw, sh), (dw, dh) = src, dst
+    if min(sw, sh, dw, dh) <= 0:
+        raise PolicyError(f"expected positive image and screen sizes, actual {src} and {dst}")
+    out: list[Action] = []
+    for action in actions:
+        x, y = getattr(action, "x", None), getattr(action, "y", None)
+        update: dict[str, int] = {}
+        if x is not None:
+            update["x"] = min(max(round(x * dw / sw), 0), dw - 1)
+        if y is not None:
+            update["y"] = min(max(round(y * dh / sh), 0), dh - 1)
+        out.append(action.model_copy(update=update) if update else action)
+    return out
+
+
+_FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+.-]*[ \t]*\n)?(.*?)```", re.DOTALL)
+
+
+def split_fenced(text: str) -> tuple[str | None, list[str]]:
+    """Split a model reply into its prose and its fenced code blocks.
+
+    >>> split_fenced("Click OK.\\n```python\\npyautogui.click(1, 2)\\n```")
+    ('Click OK.', ['pyautogui.click(1, 2)'])
+    >>> split_fenced("```DONE```")
+    (None, ['DONE'])
+    >>> split_fenced("no code")
+    ('no code', [])
+    """
+    blocks = [m.group(2).strip() for m in _FENCE.finditer(text)]
+    prose = "\n".join(part.strip() for part in _FENCE.split(text)[::3] if part.strip())
+    return (prose or None), blocks
+
+
+def _special(code: str) -> list[Action] | None:
+    cls = SPECIAL_CODES.get(code.strip())
+    return [cls()] if cls is not None else None
+
+
+def _literal(node: ast.expr, what: str) -> Any:
+    try:
+        return ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError) as exc:
+        raise PolicyError(
+            f"{what}: expected a constant, actual expression `{_source(node)}`"
+        ) from exc
+
+def _json_in(text: str, what: str) -> tuple[Any, int]:
+    """The first JSON object or array in ``text``, and where it starts."""
+    stripped = text.strip()
+    try:
+        return json.loads(stripped), 0
+    except (ValueError, RecursionError):
+        pass
+    decoder = json.JSONDecoder()
+    for attempt, match in enumerate(re.finditer(r"[\[{]", text)):
+        if attempt >= _MAX_JSON_STARTS:
+            break
+        try:
+            return decoder.raw_decode(text, match.start())[0], match.start()
+        except (ValueError, RecursionError):
+            continue
+    raise PolicyError(f"expected {what}, actual {_excerpt(stripped)}")
+
+def _chord_action(keys: list[str]) -> Action:
+    return _make(Press, key=keys[0]) if len(keys) == 1 else _make(Hotkey, keys=keys)

@@ -1,0 +1,240 @@
+"""The ``input`` of an Anthropic computer-use tool call (``{"action": "left_click", ...}``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from osgym.agents.actions import (
+    Action,
+    Click,
+    DoubleClick,
+    DragTo,
+    KeyDown,
+    KeyUp,
+    MouseDown,
+    MouseUp,
+    MoveTo,
+    RightClick,
+    Scroll,
+    Typing,
+)
+from osgym.agents.parsers._common import (
+    MAX_REPEAT,
+    _chord_action,
+    _count,
+    _excerpt,
+    _int,
+    _json_in,
+    _make,
+    _number,
+    _string,
+    _waits,
+    scale_actions,
+    split_fenced,
+)
+from osgym.agents.parsers.registry import ActionFormat, ReplyContext, register_format
+from osgym.errors import PolicyError
+
+__all__ = ["parse_anthropic", "parse_anthropic_response", "xdotool_chords"]
+
+_ANTHROPIC_ACTIONS: dict[str, frozenset[str]] = {
+    "key": frozenset({"text"}),
+    "hold_key": frozenset({"text", "duration"}),
+    "type": frozenset({"text"}),
+    "mouse_move": frozenset({"coordinate", "text"}),
+    "left_click": frozenset({"coordinate", "text"}),
+    "right_click": frozenset({"coordinate", "text"}),
+    "middle_click": frozenset({"coordinate", "text"}),
+    "double_click": frozenset({"coordinate", "text"}),
+    "triple_click": frozenset({"coordinate", "text"}),
+    "left_click_drag": frozenset({"start_coordinate", "coordinate", "text"}),
+    "left_mouse_down": frozenset({"coordinate", "text"}),
+    "left_mouse_up": frozenset({"coordinate", "text"}),
+    "scroll": frozenset({"coordinate", "scroll_direction", "scroll_amount", "text"}),
+    "wait": frozenset({"duration"}),
+    "cursor_position": frozenset(),
+    "screenshot": frozenset(),
+    "zoom": frozenset({"region"}),
+}
+_OBSERVE_ONLY = frozenset({"cursor_position", "screenshot", "zoom"})
+
+
+def xdotool_chords(text: str) -> list[list[str]]:
+    """Split xdotool ``key`` syntax into chords: ``"ctrl+a Delete"`` is two.
+
+    >>> xdotool_chords("ctrl+shift+t")
+    [['ctrl', 'shift', 't']]
+    >>> xdotool_chords("ctrl+a BackSpace")
+    [['ctrl', 'a'], ['BackSpace']]
+    >>> xdotool_chords("ctrl++")
+    [['ctrl', '+']]
+
+    Raises:
+        PolicyError: if ``text`` holds no key or an empty key name.
+    """
+    chords: list[list[str]] = []
+    for word in text.split():
+        if word == "+":
+            chords.append(["+"])
+            continue
+        tail = ["+"] if word.endswith("++") else []
+        body = word[:-2] if tail else word
+        keys = body.split("+") + tail
+        if any(not k for k in keys):
+            raise PolicyError(f"expected keys joined by '+', actual {_excerpt(word)}")
+        chords.append(keys)
+    if not chords:
+        raise PolicyError(f"expected a key name such as 'Return' or 'ctrl+s', actual {_excerpt(text)}")
+    return chords
+
+
+def _coordinate(value: Any, what: str) -> tuple[int, int]:
+    if not isinstance(value, list | tuple) or len(value) != 2:
+        raise PolicyError(f"{what}: expected [x, y], actual {_excerpt(value)}")
+    return _int(value[0], f"{what}[0]"), _int(value[1], f"{what}[1]")
+
+
+def _modifiers(tool_input: dict[str, Any], actions: list[Action]) -> list[Action]:
+    """Hold the modifier keys named in ``text`` around mouse ``actions``."""
+    text = tool_input.get("text")
+    if text is None or text == "":
+        return actions
+    keys = [k for chord in xdotool_chords(_string(text, "text")) for k in chord]
+    downs: list[Action] = [_make(KeyDown, key=k) for k in keys]
+    ups: list[Action] = [_make(KeyUp, key=k) for k in reversed(keys)]
+    return [*downs, *actions, *ups]
+
+
+def parse_anthropic(tool_input: dict[str, Any]) -> list[Action]:
+    """Map the input of an Anthropic computer-use tool call onto typed actions.
+
+    ``key`` and ``hold_key`` take xdotool key syntax. ``text`` on a mouse action
+    names modifier keys held for it. ``scroll`` follows pyautogui's sign
+    convention (up is positive ``dy``, right is positive ``dx``).
+    ``screenshot``, ``cursor_position`` and ``zoom`` only observe, so they map
+    to no action. Coordinates are left in the space the model saw.
+
+    >>> parse_anthropic({"action": "left_click_drag", "start_coordinate": [1, 2], "coordinate": [3, 4]})
+    [MoveTo(action_type='MOVE_TO', x=1, y=2), DragTo(action_type='DRAG_TO', x=3, y=4)]
+    >>> parse_anthropic({"action": "scroll", "coordinate": [5, 5], "scroll_direction": "down",
+    ...                  "scroll_amount": 3})
+    [Scroll(action_type='SCROLL', dx=0, dy=-3, x=5, y=5)]
+    >>> parse_anthropic({"action": "screenshot"})
+    []
+
+    Raises:
+        PolicyError: on an unknown action, a missing or unexpected parameter,
+            or a value of the wrong type or range.
+    """
+    if not isinstance(tool_input, dict):
+        raise PolicyError(f"expected a tool input object, actual {type(tool_input).__name__}")
+    action = tool_input.get("action")
+    if not isinstance(action, str) or action not in _ANTHROPIC_ACTIONS:
+        raise PolicyError(f"expected action in {', '.join(_ANTHROPIC_ACTIONS)}, actual {_excerpt(action)}")
+    allowed = _ANTHROPIC_ACTIONS[action]
+    unexpected = sorted(str(k) for k in tool_input if k != "action" and k not in allowed)
+    if unexpected:
+        raise PolicyError(
+            f"{action}: expected parameters among {', '.join(sorted(allowed)) or 'none'}, "
+            f"actual {', '.join(unexpected)}"
+        )
+    if action in _OBSERVE_ONLY:
+        return []
+
+    def required(name: str) -> Any:
+        if tool_input.get(name) is None:
+            raise PolicyError(f"{action}: expected a {name} parameter, actual none")
+        return tool_input[name]
+
+    def at() -> dict[str, int]:
+        value = tool_input.get("coordinate")
+        if value is None:
+            return {}
+        x, y = _coordinate(value, "coordinate")
+        return {"x": x, "y": y}
+
+    if action == "key":
+        return [_chord_action(keys) for keys in xdotool_chords(_string(required("text"), "text"))]
+    if action == "hold_key":
+        keys = [k for chord in xdotool_chords(_string(required("text"), "text")) for k in chord]
+        seconds = _number(required("duration"), "duration")
+        return [
+            *(_make(KeyDown, key=k) for k in keys),
+            *_waits(seconds),
+            *(_make(KeyUp, key=k) for k in reversed(keys)),
+        ]
+    if action == "type":
+        return [_make(Typing, text=_string(required("text"), "text"))]
+    if action == "wait":
+        return _waits(_number(required("duration"), "duration"))
+    if action == "mouse_move":
+        required("coordinate")
+        return _modifiers(tool_input, [_make(MoveTo, **at())])
+    if action == "left_click":
+        return _modifiers(tool_input, [_make(Click, **at())])
+    if action == "right_click":
+        return _modifiers(tool_input, [_make(RightClick, **at())])
+    if action == "middle_click":
+        return _modifiers(tool_input, [_make(Click, **at(), button="middle")])
+    if action == "double_click":
+        return _modifiers(tool_input, [_make(DoubleClick, **at())])
+    if action == "triple_click":
+        return _modifiers(tool_input, [_make(Click, **at(), num_clicks=3)])
+    if action == "left_click_drag":
+        required("coordinate")
+        end = at()
+        moves: list[Action] = []
+        if tool_input.get("start_coordinate") is not None:
+            sx, sy = _coordinate(tool_input["start_coordinate"], "start_coordinate")
+            moves.append(_make(MoveTo, x=sx, y=sy))
+        return _modifiers(tool_input, [*moves, _make(DragTo, **end)])
+    if action in ("left_mouse_down", "left_mouse_up"):
+        pre: list[Action] = [_make(MoveTo, **at())] if tool_input.get("coordinate") is not None else []
+        button: Action = MouseDown() if action == "left_mouse_down" else MouseUp()
+        return _modifiers(tool_input, [*pre, button])
+    if action == "scroll":
+        direction = required("scroll_direction")
+        amount = _count(required("scroll_amount"), "scroll_amount")
+        signs = {"up": (0, 1), "down": (0, -1), "left": (-1, 0), "right": (1, 0)}
+        if not isinstance(direction, str) or direction not in signs:
+            raise PolicyError(
+                f"scroll_direction: expected up, down, left or right, actual {_excerpt(direction)}"
+            )
+        sx, sy = signs[direction]
+        return _modifiers(tool_input, [_make(Scroll, dx=sx * amount, dy=sy * amount, **at())])
+    raise AssertionError(action)  # pragma: no cover - every key of _ANTHROPIC_ACTIONS is handled
+
+
+def parse_anthropic_response(text: str) -> tuple[str | None, list[Action]]:
+    """Split a reply holding computer-use tool inputs as JSON into its thought and actions.
+
+    For models served without tool calling: the JSON is one tool input, or a
+    list of them, fenced or bare. Coordinates stay in the space the model saw.
+
+    >>> parse_anthropic_response('Saving.\\n```json\\n{"action": "key", "text": "ctrl+s"}\\n```')
+    ('Saving.', [Hotkey(action_type='HOTKEY', keys=['ctrl', 's'])])
+
+    Raises:
+        PolicyError: if no JSON is found or a tool input is invalid.
+    """
+    if not isinstance(text, str):
+        raise PolicyError(f"expected a reply as a string, actual {type(text).__name__}")
+    what = "computer-use tool input JSON (an object with an action, or a list)"
+    prose, blocks = split_fenced(text)
+    if blocks:
+        values = [_json_in(block, what)[0] for block in blocks]
+    else:
+        value, start = _json_in(text, what)
+        prose, values = text[:start].strip() or None, [value]
+    inputs = [item for v in values for item in (v if isinstance(v, list) else [v])]
+    if len(inputs) > MAX_REPEAT:
+        raise PolicyError(f"expected at most {MAX_REPEAT} tool inputs, actual {len(inputs)}")
+    return prose, [action for item in inputs for action in parse_anthropic(item)]
+
+
+def _parse_reply(text: str, ctx: ReplyContext) -> tuple[str | None, list[Action]]:
+    thought, actions = parse_anthropic_response(text)
+    return thought, scale_actions(actions, ctx.image_size, ctx.screen)
+
+
+register_format(ActionFormat("anthropic", _parse_reply, None, "computer-use tool input JSON (no default prompt)"))
