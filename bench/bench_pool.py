@@ -189,7 +189,7 @@ def active(image: str, args: argparse.Namespace) -> None:
 
 
 def _active_level(image: str, args: argparse.Namespace, level: int) -> None:
-    from osgym.agents.actions import MoveTo
+    from osgym.replicas.actions import MoveTo
 
     lat: list[float] = []
     errors: list[str] = []

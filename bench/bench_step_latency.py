@@ -22,7 +22,7 @@ from typing import Any
 
 import docker
 
-from osgym.agents.actions import Click, MoveTo, Press, Scroll, Typing
+from osgym.replicas.actions import Click, MoveTo, Press, Scroll, Typing
 from osgym.replicas import images
 from osgym.replicas.client import Replica
 from osgym.replicas.pool import ReplicaPool

@@ -1,7 +1,9 @@
 """The package layout is the data path: a module imports only from its own package and earlier ones.
 
 replicas -> tasks -> agents -> episodes -> dataset -> analysis, with the shared basics (errors,
-settings, retrying, registry) below them all and the CLI above. Every module must also import
+settings, retrying, registry) below them all and the CLI above. Imports under ``TYPE_CHECKING``
+serve annotations only and are exempt (a policy's history is a list of the episode's steps).
+Every module must also import
 on its own in a fresh interpreter: an eager package ``__init__`` can otherwise hide a cycle that
 shows only for some first import.
 """
@@ -34,8 +36,14 @@ def _imports(module: str) -> set[str]:
     spec_path = Path(osgym.__path__[0]).parent / (module.replace(".", "/") + ".py")
     if not spec_path.exists():
         spec_path = spec_path.with_suffix("") / "__init__.py"
+    tree = ast.parse(spec_path.read_text())
+    typing_only = {id(n) for guard in ast.walk(tree) if isinstance(guard, ast.If)
+                   and ast.unparse(guard.test) in ("TYPE_CHECKING", "typing.TYPE_CHECKING")
+                   for stmt in guard.body for n in ast.walk(stmt)}
     found = set()
-    for node in ast.walk(ast.parse(spec_path.read_text())):
+    for node in ast.walk(tree):
+        if id(node) in typing_only:  # annotations only: no import at run time
+            continue
         if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("osgym"):
             found.add(node.module)
         elif isinstance(node, ast.Import):

@@ -8,8 +8,8 @@ import httpx
 import pytest
 from PIL import Image
 
-from osgym.agents.actions import Click, Hotkey, MoveTo, Press, Typing
 from osgym.errors import RequestRejected
+from osgym.replicas.actions import Click, Hotkey, MoveTo, Press, Typing
 from osgym.replicas.client import Replica
 
 

@@ -1,13 +1,16 @@
-"""Agents: what a policy sees, what it may do, and the policies themselves.
+"""Agents: the policies that choose actions, and the action formats models speak.
 
-- :mod:`~osgym.agents.observation`: :class:`Observation`, a screenshot plus structured context.
-- :mod:`~osgym.agents.actions`: the typed computer_13 actions (:class:`Click`, :class:`Typing`, ...).
-- :mod:`~osgym.agents.parsers`: other agents' action formats (pyautogui, Anthropic, UI-TARS) to actions.
-- :mod:`~osgym.agents.policies`: the :class:`Policy` protocol and its implementations.
+- :mod:`~osgym.agents.policies`: the :class:`Policy` protocol, its :class:`Decision`, the built-in
+  policies and their registry.
+- :mod:`~osgym.agents.parsers`: other agents' action formats (pyautogui, Anthropic, UI-TARS,
+  computer_13 JSON) parsed into the replica's typed actions, and their registry.
+
+What a policy sees and may do is the replica's: :class:`~osgym.replicas.observation.Observation`
+and the actions of :mod:`osgym.replicas.actions`, re-exported here for convenience.
 """
 
-from osgym.agents.actions import Action, parse_action
-from osgym.agents.observation import Observation, Window
 from osgym.agents.policies.base import Decision, Policy
+from osgym.replicas.actions import Action, parse_action
+from osgym.replicas.observation import Observation, Window
 
 __all__ = ["Action", "Decision", "Observation", "Policy", "Window", "parse_action"]

@@ -11,12 +11,12 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-from osgym.agents.actions import TERMINAL_TYPES, Wait
-from osgym.agents.observation import Observation
 from osgym.agents.policies.base import Decision, Policy
 from osgym.episodes.trajectory import Step, Trajectory, utcnow
 from osgym.errors import EvaluatorError, PolicyError, ReplicaError, RequestRejected, TaskError
+from osgym.replicas.actions import TERMINAL_TYPES, Wait
 from osgym.replicas.client import Replica
+from osgym.replicas.observation import Observation
 from osgym.tasks.evaluate import evaluate
 from osgym.tasks.setup import run_setup
 from osgym.tasks.spec import TaskSpec

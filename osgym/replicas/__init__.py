@@ -1,12 +1,15 @@
 """Replicas: the desktops agents act in, each a container with a control API.
 
+- :mod:`~osgym.replicas.actions` and :mod:`~osgym.replicas.observation`: what a replica does (the typed
+  computer_13 actions) and what it shows (:class:`Observation`): the interface agents act through.
 - :mod:`~osgym.replicas.client`: :class:`Replica`, one replica's control API (observe, act, files).
 - :mod:`~osgym.replicas.pool`: :class:`ReplicaPool` (start, lease, health, replace) and :func:`reap`,
   composed of :mod:`~osgym.replicas.provision` (starting containers), :mod:`~osgym.replicas.health`
   (probes, host quarantine) and :mod:`~osgym.replicas.reaper` (labels, owners, :func:`reap`).
 - :mod:`~osgym.replicas.events`: :class:`PoolEvent`, the lifecycle events a pool records.
 - :mod:`~osgym.replicas.images`: building the replica images; :mod:`~osgym.replicas.hosts` and
-  :mod:`~osgym.replicas.capacity`: the Docker hosts replicas run on and how many fit.
+  :mod:`~osgym.replicas.capacity`: the Docker hosts replicas run on and how many fit;
+  :mod:`~osgym.replicas.cost`: what running them costs.
 """
 
 from osgym.replicas.client import Replica, ReplicaState, Timeouts

@@ -15,9 +15,9 @@ from typing import Any
 
 import httpx
 
-from osgym.agents.actions import _Action
-from osgym.agents.observation import Observation, Window
 from osgym.errors import ActionFailed, ReplicaUnreachable, RequestRejected
+from osgym.replicas.actions import _Action
+from osgym.replicas.observation import Observation, Window
 
 
 @dataclass(frozen=True)

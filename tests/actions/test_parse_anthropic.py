@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from osgym.agents.actions import (
+from osgym.agents.parsers import parse_anthropic, xdotool_chords
+from osgym.errors import PolicyError
+from osgym.replicas.actions import (
     Click,
     DoubleClick,
     DragTo,
@@ -20,8 +22,6 @@ from osgym.agents.actions import (
     Typing,
     Wait,
 )
-from osgym.agents.parsers import parse_anthropic, xdotool_chords
-from osgym.errors import PolicyError
 
 
 @pytest.mark.parametrize(

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from osgym.agents.actions import (
+from osgym.agents.parsers import parse_computer13_response, scale_actions, split_fenced
+from osgym.errors import PolicyError
+from osgym.replicas.actions import (
     Click,
     DragTo,
     Fail,
@@ -15,9 +17,7 @@ from osgym.agents.actions import (
     Typing,
     Wait,
 )
-from osgym.agents.actions import Done as DoneAction
-from osgym.agents.parsers import parse_computer13_response, scale_actions, split_fenced
-from osgym.errors import PolicyError
+from osgym.replicas.actions import Done as DoneAction
 
 
 @pytest.mark.parametrize(
@@ -75,7 +75,7 @@ def test_replies(text: str, expected: tuple) -> None:
     ids=lambda value: value[:40],
 )
 def test_rejections(text: str, message: str) -> None:
-    # "invalid X action" messages come from osgym.agents.actions.parse_action, word for word.
+    # "invalid X action" messages come from osgym.replicas.actions.parse_action, word for word.
     with pytest.raises(PolicyError) as info:
         parse_computer13_response(text)
     assert message in str(info.value)

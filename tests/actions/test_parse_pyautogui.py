@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from osgym.agents.actions import (
+from osgym.agents.parsers import parse_pyautogui, parse_pyautogui_response
+from osgym.errors import PolicyError
+from osgym.replicas.actions import (
     Click,
     DoubleClick,
     DragTo,
@@ -21,9 +23,7 @@ from osgym.agents.actions import (
     Typing,
     Wait,
 )
-from osgym.agents.actions import Done as DoneAction
-from osgym.agents.parsers import parse_pyautogui, parse_pyautogui_response
-from osgym.errors import PolicyError
+from osgym.replicas.actions import Done as DoneAction
 
 
 @pytest.mark.parametrize(

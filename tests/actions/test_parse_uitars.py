@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from osgym.agents.actions import (
+from osgym.agents.parsers import (
+    UITARS_SCROLL_CLICKS,
+    UITARS_WAIT_SECONDS,
+    parse_uitars,
+    parse_uitars_response,
+)
+from osgym.errors import PolicyError
+from osgym.replicas.actions import (
     Click,
     DoubleClick,
     DragTo,
@@ -19,14 +26,7 @@ from osgym.agents.actions import (
     Typing,
     Wait,
 )
-from osgym.agents.actions import Done as DoneAction
-from osgym.agents.parsers import (
-    UITARS_SCROLL_CLICKS,
-    UITARS_WAIT_SECONDS,
-    parse_uitars,
-    parse_uitars_response,
-)
-from osgym.errors import PolicyError
+from osgym.replicas.actions import Done as DoneAction
 
 SCREEN = (1920, 1080)
 

@@ -10,7 +10,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from osgym.agents.actions import _adapter
 from osgym.agents.parsers import (
     parse_anthropic,
     parse_computer13_response,
@@ -21,6 +20,7 @@ from osgym.agents.parsers import (
     scale_actions,
 )
 from osgym.errors import PolicyError
+from osgym.replicas.actions import _adapter
 
 FUZZ = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -111,7 +111,7 @@ def test_anthropic_never_raises_anything_else(tool_input: object) -> None:
     st.integers(1, 8000), st.integers(1, 8000),
 )
 def test_scaled_coordinates_stay_on_screen(x: int, y: int, sw: int, sh: int, dw: int, dh: int) -> None:
-    from osgym.agents.actions import Click
+    from osgym.replicas.actions import Click
 
     (scaled,) = scale_actions([Click(x=x, y=y)], (sw, sh), (dw, dh))
     assert 0 <= scaled.x < dw and 0 <= scaled.y < dh

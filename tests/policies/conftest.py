@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from PIL import Image, ImageDraw
 
-from osgym.agents.observation import Observation
+from osgym.replicas.observation import Observation
 
 
 @dataclass

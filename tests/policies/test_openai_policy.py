@@ -12,10 +12,10 @@ import pytest
 from PIL import Image
 
 import osgym.agents.policies.openai
-from osgym.agents.actions import Click, Done, Fail, Hotkey, Press, Typing
 from osgym.agents.policies.base import Decision, Policy
 from osgym.agents.policies.openai import DEFAULT_SYSTEM_PROMPTS, OpenAIPolicy, OpenAIPolicyConfig
 from osgym.errors import ConfigError, PolicyError, error_class_of
+from osgym.replicas.actions import Click, Done, Fail, Hotkey, Press, Typing
 
 INSTRUCTION = "Save the file as notes.txt"
 

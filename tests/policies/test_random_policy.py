@@ -6,10 +6,10 @@ import json
 
 import pytest
 
-from osgym.agents.actions import TERMINAL_TYPES, Done
 from osgym.agents.policies.base import Decision, Policy
 from osgym.agents.policies.random import DEFAULT_WEIGHTS, RandomPolicy
 from osgym.errors import PolicyError
+from osgym.replicas.actions import TERMINAL_TYPES, Done
 
 
 def run(policy: RandomPolicy, obs, episode_seed: int, steps: int) -> list[dict]:

@@ -10,8 +10,6 @@ from typing import Any
 import pytest
 
 import osgym.agents.parsers
-from osgym.agents.actions import Click, Done
-from osgym.agents.observation import Observation
 from osgym.agents.parsers import ReplyContext, format_names, get_format
 from osgym.agents.policies import Decision, Policy, make_policy, policy_names, register_policy
 from osgym.agents.policies.openai import OpenAIPolicy
@@ -19,6 +17,8 @@ from osgym.episodes.collect import Collector, plan_jobs
 from osgym.episodes.recipe import load_recipe
 from osgym.episodes.trajectory import EpisodeResult
 from osgym.errors import ConfigError
+from osgym.replicas.actions import Click, Done
+from osgym.replicas.observation import Observation
 from osgym.replicas.pool import ReplicaPool
 
 NAME = "tests.centre-clicker"

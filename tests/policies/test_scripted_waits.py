@@ -6,10 +6,10 @@ import time
 
 import pytest
 
-from osgym.agents.actions import Press, Wait
-from osgym.agents.observation import Observation, Window
 from osgym.agents.policies.scripted import ScriptedPolicy
 from osgym.errors import PolicyError
+from osgym.replicas.actions import Press, Wait
+from osgym.replicas.observation import Observation, Window
 from osgym.tasks.spec import load_task
 
 STATE = "https://accessibility.ubuntu.example.org/ns/state"

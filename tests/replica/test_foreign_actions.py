@@ -5,9 +5,9 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from osgym.agents.actions import Click
 from osgym.agents.parsers import parse_anthropic, parse_pyautogui, parse_uitars
 from osgym.errors import RequestRejected
+from osgym.replicas.actions import Click
 from osgym.replicas.client import Replica
 
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from osgym.agents.actions import (
+from osgym.replicas.actions import (
     Click,
     Done,
     DoubleClick,

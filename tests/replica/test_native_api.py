@@ -10,8 +10,8 @@ import xml.etree.ElementTree as ET
 import pytest
 from PIL import Image
 
-from osgym.agents.actions import MoveTo
 from osgym.errors import RequestRejected
+from osgym.replicas.actions import MoveTo
 from osgym.replicas.client import Replica
 
 ST = "{https://accessibility.ubuntu.example.org/ns/state}"

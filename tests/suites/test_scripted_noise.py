@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from osgym.agents.actions import Done, MoveTo, Press, Typing
-from osgym.agents.observation import Observation, Window
 from osgym.agents.policies.scripted import ScriptedPolicy
 from osgym.errors import PolicyError
+from osgym.replicas.actions import Done, MoveTo, Press, Typing
+from osgym.replicas.observation import Observation, Window
 from osgym.tasks.suites import templates
 
 

@@ -1,6 +1,6 @@
 """Parsers from other action spaces onto the typed computer_13 actions, one module per format.
 
-Each function returns a list of typed actions (:mod:`osgym.agents.actions`) or
+Each function returns a list of typed actions (:mod:`osgym.replicas.actions`) or
 raises :class:`~osgym.errors.PolicyError`:
 
 * :mod:`~osgym.agents.parsers.pyautogui`: :func:`parse_pyautogui` reads pyautogui code as

@@ -14,9 +14,9 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from osgym.agents.actions import Action, Fail, Hotkey, Press, Wait
-from osgym.agents.actions import Done as DoneAction
 from osgym.errors import PolicyError
+from osgym.replicas.actions import Action, Fail, Hotkey, Press, Wait
+from osgym.replicas.actions import Done as DoneAction
 
 SPECIAL_CODES = {"WAIT": Wait, "DONE": DoneAction, "FAIL": Fail}
 """OSWorld's whole-reply special codes and the action each one means."""
@@ -114,7 +114,7 @@ def scale_actions(
 
     Coordinates are scaled per axis, rounded and clamped into the screen.
 
-    >>> from osgym.agents.actions import Click, MoveTo
+    >>> from osgym.replicas.actions import Click, MoveTo
     >>> scale_actions([Click(x=640, y=400)], (1280, 800), (1920, 1200))
     [Click(action_type='CLICK', x=960, y=600, button='left', num_clicks=1)]
     >>> scale_actions([MoveTo(x=5000, y=0)], (100, 100), (100, 100))

@@ -4,20 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from osgym.agents.actions import (
-    Action,
-    Click,
-    DoubleClick,
-    DragTo,
-    KeyDown,
-    KeyUp,
-    MouseDown,
-    MouseUp,
-    MoveTo,
-    RightClick,
-    Scroll,
-    Typing,
-)
 from osgym.agents.parsers._common import (
     MAX_REPEAT,
     _chord_action,
@@ -34,6 +20,20 @@ from osgym.agents.parsers._common import (
 )
 from osgym.agents.parsers.registry import ActionFormat, ReplyContext, register_format
 from osgym.errors import PolicyError
+from osgym.replicas.actions import (
+    Action,
+    Click,
+    DoubleClick,
+    DragTo,
+    KeyDown,
+    KeyUp,
+    MouseDown,
+    MouseUp,
+    MoveTo,
+    RightClick,
+    Scroll,
+    Typing,
+)
 
 __all__ = ["parse_anthropic", "parse_anthropic_response", "xdotool_chords"]
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from osgym.agents.actions import Action, parse_action
 from osgym.agents.parsers._common import MAX_REPEAT, _excerpt, _json_in, _special, scale_actions, split_fenced
 from osgym.agents.parsers.registry import ActionFormat, ReplyContext, register_format
 from osgym.errors import PolicyError
+from osgym.replicas.actions import Action, parse_action
 
 __all__ = ["PROMPT", "parse_computer13_response"]
 

@@ -5,22 +5,6 @@ from __future__ import annotations
 import ast
 from typing import Any, Literal
 
-from osgym.agents.actions import (
-    Action,
-    Click,
-    DoubleClick,
-    DragTo,
-    Hotkey,
-    KeyDown,
-    KeyUp,
-    MouseDown,
-    MouseUp,
-    MoveTo,
-    Press,
-    RightClick,
-    Scroll,
-    Typing,
-)
 from osgym.agents.parsers._common import (
     MAX_REPEAT,
     SPECIAL_CODES,
@@ -39,6 +23,22 @@ from osgym.agents.parsers._common import (
 )
 from osgym.agents.parsers.registry import ActionFormat, ReplyContext, register_format
 from osgym.errors import PolicyError
+from osgym.replicas.actions import (
+    Action,
+    Click,
+    DoubleClick,
+    DragTo,
+    Hotkey,
+    KeyDown,
+    KeyUp,
+    MouseDown,
+    MouseUp,
+    MoveTo,
+    Press,
+    RightClick,
+    Scroll,
+    Typing,
+)
 
 __all__ = ["PROMPT", "parse_pyautogui", "parse_pyautogui_response"]
 

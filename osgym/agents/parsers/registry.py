@@ -17,8 +17,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
-from osgym.agents.actions import Action
 from osgym.registry import Registry
+from osgym.replicas.actions import Action
 
 __all__ = ["ActionFormat", "CoordSpace", "ReplyContext", "format_names", "get_format", "register_format"]
 

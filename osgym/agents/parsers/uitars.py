@@ -7,7 +7,10 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from osgym.agents.actions import (
+from osgym.agents.parsers._common import _chord_action, _excerpt, _literal, _make, _source, _string
+from osgym.agents.parsers.registry import ActionFormat, CoordSpace, ReplyContext, register_format
+from osgym.errors import PolicyError
+from osgym.replicas.actions import (
     Action,
     Click,
     DoubleClick,
@@ -22,10 +25,7 @@ from osgym.agents.actions import (
     Typing,
     Wait,
 )
-from osgym.agents.actions import Done as DoneAction
-from osgym.agents.parsers._common import _chord_action, _excerpt, _literal, _make, _source, _string
-from osgym.agents.parsers.registry import ActionFormat, CoordSpace, ReplyContext, register_format
-from osgym.errors import PolicyError
+from osgym.replicas.actions import Done as DoneAction
 
 __all__ = ["PROMPT", "UITARS_SCROLL_CLICKS", "UITARS_WAIT_SECONDS", "parse_uitars", "parse_uitars_response"]
 

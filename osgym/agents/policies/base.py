@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from osgym.agents.actions import Action
-from osgym.agents.observation import Observation
+from osgym.replicas.actions import Action
+from osgym.replicas.observation import Observation
 
 if TYPE_CHECKING:
     from osgym.episodes.trajectory import Step

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from osgym.agents.actions import Done
-from osgym.agents.observation import Observation
 from osgym.agents.policies.base import Decision
 from osgym.agents.policies.registry import register_policy
-from osgym.episodes.trajectory import Step
+from osgym.replicas.actions import Done
+from osgym.replicas.observation import Observation
+
+if TYPE_CHECKING:
+    from osgym.episodes.trajectory import Step  # history's type only: episodes build on agents
 
 
 @register_policy("noop")

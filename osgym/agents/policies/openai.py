@@ -52,12 +52,12 @@ from pydantic import (
     model_validator,
 )
 
-from osgym.agents.actions import Action
-from osgym.agents.observation import Observation
 from osgym.agents.parsers import CoordSpace, ReplyContext, format_names, get_format
 from osgym.agents.policies.base import Decision
 from osgym.agents.policies.registry import register_policy
 from osgym.errors import ConfigError, PolicyError
+from osgym.replicas.actions import Action
+from osgym.replicas.observation import Observation
 from osgym.retrying import backoff, retrying
 
 if TYPE_CHECKING:

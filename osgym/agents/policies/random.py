@@ -17,7 +17,10 @@ import string
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from osgym.agents.actions import (
+from osgym.agents.policies.base import Decision
+from osgym.agents.policies.registry import register_policy
+from osgym.errors import PolicyError
+from osgym.replicas.actions import (
     Action,
     Click,
     Done,
@@ -29,10 +32,7 @@ from osgym.agents.actions import (
     Scroll,
     Typing,
 )
-from osgym.agents.observation import Observation
-from osgym.agents.policies.base import Decision
-from osgym.agents.policies.registry import register_policy
-from osgym.errors import PolicyError
+from osgym.replicas.observation import Observation
 
 if TYPE_CHECKING:
     from osgym.episodes.trajectory import Step

@@ -39,15 +39,17 @@ from __future__ import annotations
 import random
 import time
 import xml.etree.ElementTree as ET
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from osgym.agents.actions import Action, Click, Done, Fail, Hotkey, MoveTo, Press, Typing, Wait
-from osgym.agents.observation import Observation
 from osgym.agents.policies.base import Decision
 from osgym.agents.policies.registry import register_policy
-from osgym.episodes.trajectory import Step
 from osgym.errors import PolicyError
+from osgym.replicas.actions import Action, Click, Done, Fail, Hotkey, MoveTo, Press, Typing, Wait
+from osgym.replicas.observation import Observation
 from osgym.tasks.spec import OracleStep, TaskSpec
+
+if TYPE_CHECKING:
+    from osgym.episodes.trajectory import Step  # history's type only: episodes build on agents
 
 POLL_S = 0.2
 WAITS = ("wait_window", "wait_gone", "wait_enabled")
