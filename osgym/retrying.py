@@ -63,7 +63,11 @@ def retrying(
     """
     if attempts < 1:
         raise ValueError(f"attempts: expected >= 1, actual {attempts}")
-    matches = on if callable(on) and not isinstance(on, type) else (lambda exc: isinstance(exc, on))  # type: ignore[arg-type]
+    if isinstance(on, type | tuple):
+        kinds = on
+        matches: Callable[[BaseException], bool] = lambda exc: isinstance(exc, kinds)  # noqa: E731
+    else:
+        matches = on
 
     def wait(state: RetryCallState) -> float:
         exc = state.outcome.exception() if state.outcome is not None else None

@@ -299,7 +299,7 @@ def is_blank_image(data: bytes, tolerance: int = DEFAULT_BLANK_TOLERANCE) -> boo
     with Image.open(io.BytesIO(data)) as im:
         extrema = (im.convert("RGBA") if im.mode in ("P", "PA") else im).getextrema()
     bands = extrema if isinstance(extrema[0], tuple) else (extrema,)
-    return all(hi - lo <= tolerance for lo, hi in bands)  # type: ignore[misc]
+    return all(hi - lo <= tolerance for lo, hi in bands)
 
 
 def frame_stats(

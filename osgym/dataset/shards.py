@@ -63,7 +63,7 @@ class OpenShard:
 
     def size(self) -> int:
         """Bytes in the staged files so far, plus the episode rows still waiting in memory."""
-        return sum(s.tell() for s in self.sinks.values()) + self.pending_bytes
+        return int(sum(s.tell() for s in self.sinks.values())) + self.pending_bytes
 
     def add_episode_row(self, batch: pa.RecordBatch) -> None:
         self.episode_batches.append(batch)
@@ -175,7 +175,7 @@ def _adopt_shard(
     data = backend.read(rel)  # an episodes shard is small: one row per episode
     try:
         pf = pq.ParquetFile(pa.BufferReader(data))
-        ids = pf.read(columns=["episode_id"]).column("episode_id").to_pylist()
+        ids: list[str] = pf.read(columns=["episode_id"]).column("episode_id").to_pylist()
     except (OSError, pa.ArrowException) as exc:
         raise StoreError(f"cannot read the existing shard {backend.uri(rel)}: {exc}. {damaged}") from exc
     sha = hashlib.sha256(data).hexdigest()

@@ -150,8 +150,9 @@ class Replica:
 
     # ---- observation ------------------------------------------------------
     def health(self, timeout: float | None = None) -> dict[str, Any]:
-        data = self.api.request("GET", "/health", timeout=timeout or self.api.timeouts.health).json()
-        self.screen = tuple(data.get("screen", (0, 0)))  # type: ignore[assignment]
+        data: dict[str, Any] = self.api.request("GET", "/health", timeout=timeout or self.api.timeouts.health).json()
+        width, height = data.get("screen", (0, 0))
+        self.screen = (int(width), int(height))
         return data
 
     def screenshot(self, format: str = "png", quality: int = 80, max_side: int | None = None) -> Screenshot:
@@ -184,11 +185,13 @@ class Replica:
     # ---- acting -----------------------------------------------------------
     def act(self, actions: Sequence[_Action | dict[str, Any]], settle: float = 0.0) -> dict[str, Any]:
         """Perform actions in order; with ``settle`` > 0, wait up to that long for the screen to stop changing."""
-        body = {"actions": [a.to_json() if isinstance(a, _Action) else a for a in actions]}
+        body: dict[str, Any] = {"actions": [a.to_json() if isinstance(a, _Action) else a for a in actions]}
         if settle:
             body["settle"] = {"timeout": settle, "interval": 0.05}
         waits = sum(float(getattr(a, "seconds", 0) or 0) for a in actions if not isinstance(a, dict))
-        return self.api.request("POST", "/actions", json=body, timeout=self.api.timeouts.read + waits + settle).json()
+        answer: dict[str, Any] = self.api.request("POST", "/actions", json=body,
+                                                  timeout=self.api.timeouts.read + waits + settle).json()
+        return answer
 
     def execute(self, command: str | list[str], *, shell: bool | None = None, timeout: float = 60) -> ExecResult:
         body: dict[str, Any] = {"command": command, "timeout": timeout}

@@ -90,4 +90,4 @@ def write_events(pool: Any, path: str | Path, run_id: str | None = None) -> int:
     tmp = path.with_name(f".{path.name}.incomplete")
     pq.write_table(table, tmp)
     os.replace(tmp, path)
-    return table.num_rows
+    return int(table.num_rows)

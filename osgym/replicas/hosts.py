@@ -20,7 +20,7 @@ from typing import Any
 
 import docker
 
-from osgym.replicas import capacity
+from osgym.replicas import capacity as capacity_model
 
 DEFAULT_DOCKER_HOST = "unix:///var/run/docker.sock"
 FAILURE_WINDOW = 20
@@ -43,7 +43,7 @@ class DockerHost:
     url: str = DEFAULT_DOCKER_HOST
     name: str = ""
     capacity: int | None = None
-    client: Any = None
+    client: Any = None  # a docker.DockerClient once connected; Any: callers use it right after connect()
     quarantined: str | None = None
     degraded: str | None = None
     _outcomes: collections.deque[bool] = field(default_factory=lambda: collections.deque(maxlen=FAILURE_WINDOW))
@@ -67,18 +67,19 @@ class DockerHost:
         if self.client is None:
             self.client = docker.DockerClient(base_url=self.url, max_pool_size=max_pool_size, timeout=60,
                                               use_ssh_client=self.url.startswith("ssh://"))
-        return self.client
+        client: docker.DockerClient = self.client
+        return client
 
-    def resources(self) -> capacity.HostResources:
+    def resources(self) -> capacity_model.HostResources:
         """Cores and memory: /proc/meminfo for a local daemon, ``docker info`` for a remote one."""
         if self.local:
-            return capacity.local_resources()
-        return capacity.docker_resources(self.connect().info())
+            return capacity_model.local_resources()
+        return capacity_model.docker_resources(self.connect().info())
 
     def plan_capacity(self, **plan_kw: Any) -> int:
         """Set (if unset) and return :attr:`capacity` from :func:`osgym.replicas.capacity.plan`."""
         if self.capacity is None:
-            self.capacity = capacity.plan(self.resources(), **plan_kw).replicas
+            self.capacity = capacity_model.plan(self.resources(), **plan_kw).replicas
         return self.capacity
 
     # ---- health -------------------------------------------------------------

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlparse
 
 from osgym.errors import ActionFailed, RequestRejected, SetupError
@@ -11,7 +12,7 @@ from osgym.replicas.client import Replica
 from osgym.tasks.spec import SetupStep
 
 
-def _command(params: dict) -> tuple[str | list[str], bool | None]:
+def _command(params: dict[str, Any]) -> tuple[str | list[str], bool | None]:
     cmd = params.get("command")
     if cmd is None:
         raise SetupError("step needs a 'command'")

@@ -87,7 +87,7 @@ def format_value(column: str, value: Any) -> str:
 
 def is_numeric(t: pa.DataType) -> bool:
     """Whether a column holds numbers (right-aligned in every table)."""
-    return pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_decimal(t)
+    return bool(pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_decimal(t))
 
 
 def to_markdown(table: pa.Table) -> str:

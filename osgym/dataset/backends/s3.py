@@ -410,7 +410,7 @@ class S3Backend:
         key = self._key(rel)
         return self._retrying(
             f"GET s3://{self.bucket}/{key}",
-            lambda: self._client.get_object(Bucket=self.bucket, Key=key)["Body"].read(),
+            lambda: bytes(self._client.get_object(Bucket=self.bucket, Key=key)["Body"].read()),
         )
 
     def delete(self, rel: str) -> None:
