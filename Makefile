@@ -8,8 +8,8 @@ STAMP := .make/deps.stamp
 
 .PHONY: run test lint bench images docker deps reap clean
 
-run: deps docker images  ## collect datasets/smoke.yaml on the embedded defaults and print the report
-	$(PYTHON) -m osgym collect datasets/smoke.yaml
+run: deps docker images  ## collect datasets/smoke.yaml with the Prefect flow on the embedded defaults, print the report
+	$(PYTHON) -m flows.collect datasets/smoke.yaml
 
 test: deps docker images lint  ## ruff, then the whole pytest suite against real containers
 	$(PYTHON) -m pytest

@@ -1,5 +1,8 @@
 """Throughput of `collect` and Prefect's overhead against a plain loop, measured in one run.
 
+The plain arm is `run_collection` with its default executor (a thread pool); the flow arm is the
+same run with the flow's executor (a subflow per batch, a Prefect task per episode).
+
 Both arms run the same scripted episodes of one short task on a pool of the same
 size with the same image, one after the other, each into its own store.
 
@@ -23,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
 os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "180")
 
-from osgym.episodes.collect import collect_plain  # noqa: E402
+from osgym.collection import run_collection  # noqa: E402
 from osgym.episodes.recipe import load_recipe  # noqa: E402
 from osgym.replicas import images  # noqa: E402
 
@@ -60,7 +63,7 @@ def run_arms(args: argparse.Namespace, image: str, tmp: Path) -> None:
 
             out = collect(rec.model_dump(mode="json"))
         else:
-            out = collect_plain(rec)
+            out = run_collection(rec)  # the default executor: a plain thread pool
         elapsed = time.monotonic() - t0
         steps = out["steps"]
         results[arm] = {"episodes": out["episodes"], "success": out["success"], "steps": steps,

@@ -22,8 +22,8 @@ from typing import Any
 
 import docker
 
-from osgym.replicas.actions import Click, MoveTo, Press, Scroll, Typing
 from osgym.replicas import images
+from osgym.replicas.actions import Click, MoveTo, Press, Scroll, Typing
 from osgym.replicas.client import Replica
 from osgym.replicas.pool import ReplicaPool
 

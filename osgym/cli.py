@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import sys
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -178,21 +176,6 @@ def suites_show(
         console.print(out)
 
 
-def _load_flow() -> Any:
-    """Import ``flows.collect`` from the repository root (flows/ is not an installed package)."""
-    try:
-        from flows import collect as mod
-    except ImportError:
-        root = Path(os.environ.get("OSGYM_PROJECT_DIR", Path(__file__).resolve().parents[1]))
-        sys.path.insert(0, str(root))
-        try:
-            from flows import collect as mod
-        except ImportError as exc:
-            raise _fail(OsgymError(f"cannot import flows/collect.py from {root}: run from the osgym checkout "
-                                   f"or set OSGYM_PROJECT_DIR ({exc})")) from exc
-    return mod
-
-
 @app.command()
 def collect(
     recipe: Annotated[Path, typer.Argument(help="recipe YAML, e.g. datasets/smoke.yaml")],
@@ -202,17 +185,19 @@ def collect(
     replicas: Annotated[int | None, typer.Option(help="override the number of replicas")] = None,
     report: Annotated[bool, typer.Option(help="print the report at the end")] = True,
 ) -> None:
-    """Collect a dataset with the Prefect flow `collect`, then print its report."""
-    from osgym.episodes.collect import plan_jobs
+    """Collect a dataset in this process (no Prefect), then print its report.
+
+    The run is osgym.collection.run_collection, the same code the Prefect flow `collect` runs.
+    """
+    from osgym.collection import Collection
     from osgym.episodes.recipe import load_recipe
 
     try:
         rec = load_recipe(recipe, store=store, episodes=episodes, replicas=replicas)
-        plan_jobs(rec, "check")  # unknown suites or tasks fail here, before Docker or a replica is touched
+        run = Collection(rec, run_id=run_id)  # unknown suites or tasks fail here, before Docker is touched
     except OsgymError as exc:
         raise _fail(exc) from exc
     _docker()
-    mod = _load_flow()
     counts = {"ok": 0, "failed": 0, "retried": 0, "ready": 0}
     with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
                   TextColumn("{task.fields[detail]}"), TimeElapsedColumn(), console=console) as progress:
@@ -225,10 +210,10 @@ def collect(
             else:
                 elapsed = max(progress.tasks[0].elapsed or 1e-9, 1e-9)
                 detail = (f"ok {counts['ok']} failed {counts['failed']} retried {counts['retried']} | "
-                          f"replicas {mod.healthy_replicas()} healthy | {60 * done / elapsed:.1f} ep/min")
+                          f"replicas {run.healthy_replicas} healthy | {60 * done / elapsed:.1f} ep/min")
             progress.update(bar, advance=advance, detail=detail)
 
-        def on_result(result: Any) -> None:
+        def on_episode(result: Any) -> None:
             counts["ok" if result.success else "failed"] += 1
             counts["retried"] += int(result.attempts > 1)
             refresh(advance=1)
@@ -238,20 +223,21 @@ def collect(
                 counts["ready"] += int(event.event == "ready")
                 refresh()
 
-        mod.LISTENERS.append(on_result)
-        mod.EVENT_LISTENERS.append(on_event)
+        run.on_episode, run.on_event = on_episode, on_event
         try:
-            summary = mod.collect(rec.model_dump(mode="json"), run_id=run_id)
+            summary = run.run()
         except OsgymError as exc:
             raise _fail(exc) from exc
-        finally:
-            mod.LISTENERS.remove(on_result)
-            mod.EVENT_LISTENERS.remove(on_event)
         progress.update(bar, completed=rec.episodes)
+    print_run(summary, report=report)
+
+
+def print_run(summary: dict[str, Any], report: bool = True) -> None:
+    """Print a collection run's summary line and, with ``report``, its dataset's report."""
     console.print(f"run {summary['run_id']}: {summary['episodes']} episodes written "
-                  f"({summary['skipped']} already committed) to {rec.store}/{rec.dataset_name}")
+                  f"({summary['skipped']} already committed) to {summary['store']}/{summary['dataset']}")
     if report:
-        _print_report(rec.store, rec.dataset_name)
+        _print_report(summary["store"], summary["dataset"])
 
 
 def _print_report(store: str, dataset: str) -> None:

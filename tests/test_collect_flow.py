@@ -21,8 +21,10 @@ def _recipe(tmp_path: Path, **kw: object) -> dict:
 
 
 def test_flow_collects_every_task_into_parquet_read_by_duckdb(tmp_path: Path) -> None:
-    summary = collect_mod.collect(_recipe(tmp_path))
+    seen: list[str] = []
+    summary = collect_mod.collect(_recipe(tmp_path), on_episode=lambda s: seen.append(s.task_id))
     assert summary["episodes"] == 3 and summary["success"] == 3
+    assert sorted(seen) == ["editor-save-text", "terminal-create-file", "terminal-rename-file"]
 
     root = tmp_path / "data" / "flowtest"
     con = duckdb.connect()
@@ -62,12 +64,8 @@ def test_a_replica_killed_mid_episode_is_retried_on_a_fresh_one(tmp_path: Path, 
 
             threading.Timer(1.0, kill).start()  # the editor episode runs for several seconds
 
-    collect_mod.EVENT_LISTENERS.append(killer)
-    try:
-        summary = collect_mod.collect(_recipe(tmp_path, name="killtest", episodes=1, replicas=1,
-                                              tasks=["editor-save-text"]))
-    finally:
-        collect_mod.EVENT_LISTENERS.remove(killer)
+    summary = collect_mod.collect(_recipe(tmp_path, name="killtest", episodes=1, replicas=1,
+                                          tasks=["editor-save-text"]), on_event=killer)
     assert killed and summary["episodes"] == 1
     rows = duckdb.sql(f"select success, attempts, replica_id, termination, error_class, num_steps from "
                       f"read_parquet('{tmp_path}/data/killtest/episodes/*/*.parquet')").fetchall()

@@ -1,17 +1,17 @@
 """Plain functions that turn a recipe into episodes and episodes into dataset rows.
 
-No Prefect here: ``flows/collect.py`` only maps :func:`run_job` over the jobs
-and feeds results to the writer; the same functions run in a plain loop.
+No Prefect here: :func:`osgym.collection.run_collection` hands each batch of
+jobs to an executor (a thread pool, or the Prefect flow's task mapping) that
+calls :meth:`Collector.collect` once per attempt.
 """
 
 from __future__ import annotations
 
 import hashlib
-import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Protocol
 
 from osgym.agents.policies import Policy, make_policy
 from osgym.episodes.recipe import Recipe
@@ -20,6 +20,7 @@ from osgym.episodes.trajectory import EpisodeResult, Trajectory, utcnow
 from osgym.errors import ReplicaError, error_class_of
 from osgym.replicas import cost
 from osgym.replicas.pool import ReplicaPool
+from osgym.retrying import retrying
 from osgym.tasks.spec import TaskSpec
 from osgym.tasks.suites import expand
 
@@ -76,6 +77,12 @@ class EpisodeSummary:
         return dict(self.__dict__)
 
 
+class _Future(Protocol):
+    """What :meth:`Collector.summary_of` needs of a future (``concurrent.futures`` or Prefect's)."""
+
+    def result(self) -> EpisodeSummary: ...
+
+
 @dataclass
 class Collector:
     """Runs jobs of one recipe on one pool; the unit the flow's tasks call.
@@ -87,7 +94,6 @@ class Collector:
     recipe: Recipe
     pool: ReplicaPool
     image: str
-    jobs: list[EpisodeJob] = field(default_factory=list)
     sink: Callable[[EpisodeResult], None] | None = None
     price: cost.PriceTable = cost.DEFAULT_PRICE
     replicas_per_host: float = 0.0
@@ -137,6 +143,14 @@ class Collector:
         return EpisodeSummary(result.episode_id, result.task_id, t.success, result.attempts, t.error_class,
                               len(t.steps))
 
+    def summary_of(self, job: EpisodeJob, future: _Future) -> EpisodeSummary:
+        """A finished future's summary. A crash outside :meth:`collect` (a bug, a task-runner
+        failure) still becomes an error row, counted as every allowed attempt."""
+        try:
+            return future.result()
+        except Exception as exc:
+            return self.record(self.error_result(job, exc, self.recipe.retries + 1))
+
     def error_result(self, job: EpisodeJob, exc: BaseException, attempts: int) -> EpisodeResult:
         """The row for an episode whose task itself failed outside :meth:`run_job`."""
         return self._result(job, make_policy(self.recipe.policy), failed_trajectory(exc), attempts, None, None, 0.0)
@@ -170,47 +184,12 @@ def run_config(recipe: Recipe, image: str) -> dict[str, Any]:
     return {"recipe": recipe.model_dump(mode="json"), "image": image}
 
 
-def collect_with_retries(collector: Collector, job: EpisodeJob, retries: int) -> EpisodeSummary:
+def collect_with_retries(collector: Collector, job: EpisodeJob, retries: int,
+                         sleep: Callable[[float], None] = time.sleep) -> EpisodeSummary:
     """What the Prefect task's retry policy does, in plain Python: a replica fault retries on a
-    fresh replica, and the last attempt records the fault instead of raising."""
-    for attempt in range(1, retries + 2):
-        try:
-            return collector.collect(job, attempt, final=attempt > retries)
-        except ReplicaError:
-            continue
+    fresh replica after a short backoff, and the last attempt records the fault instead of raising."""
+    for attempt in retrying(attempts=retries + 1, on=ReplicaError, backoff_s=0.5, backoff_max_s=5, sleep=sleep):
+        with attempt:
+            n = attempt.retry_state.attempt_number
+            return collector.collect(job, n, final=n > retries)
     raise AssertionError("unreachable: the final attempt records instead of raising")
-
-
-def collect_plain(recipe: Recipe, run_id: str | None = None, image: str | None = None) -> dict[str, Any]:
-    """Collect a recipe with a plain thread pool instead of Prefect: same pool, jobs and writer.
-
-    The reference that ``bench/bench_collect.py`` measures Prefect's overhead against,
-    and a way to debug a recipe without an orchestrator.
-    """
-    from concurrent.futures import ThreadPoolExecutor
-
-    from osgym.dataset import DatasetWriter
-    from osgym.replicas import images
-
-    run_id = run_id or new_run_id()
-    jobs = plan_jobs(recipe, run_id)
-    image = image or recipe.image or images.ensure_image(recipe.tier)
-    lock = threading.Lock()
-    with DatasetWriter(recipe.store, recipe.dataset_name, run_id, run_config=run_config(recipe, image)) as writer:
-        done = writer.committed_episode_ids()
-        todo = [j for j in jobs if j.episode_id not in done]
-
-        def sink(result: EpisodeResult) -> None:
-            with lock:
-                writer.add(result)
-
-        with ReplicaPool(image, recipe.replicas, standby=recipe.standby, screen=recipe.screen,
-                         egress=recipe.egress == "open") as pool:
-            collector = Collector(recipe, pool, image, jobs=jobs, sink=sink)
-
-            with ThreadPoolExecutor(max_workers=recipe.replicas) as ex:
-                summaries = list(ex.map(lambda job: collect_with_retries(collector, job, recipe.retries), todo))
-        manifest = writer.finalize()
-    return {"run_id": run_id, "episodes": len(summaries), "success": sum(s.success for s in summaries),
-            "retried": sum(s.attempts > 1 for s in summaries), "steps": sum(s.num_steps for s in summaries),
-            "manifest_episodes": manifest.episodes}

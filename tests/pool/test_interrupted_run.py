@@ -1,7 +1,7 @@
 """A collect run killed with SIGKILL leaves replicas; ``osgym pool reap`` removes exactly those.
 
-The run is ``osgym collect`` in its own process group (so its Prefect ephemeral
-server dies with it); the whole group is SIGKILLed once its replicas are up.
+The run is ``osgym collect`` in its own process group (so anything it started dies
+with it); the whole group is SIGKILLed once its replicas are up.
 """
 
 from __future__ import annotations

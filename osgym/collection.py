@@ -1,0 +1,235 @@
+"""One collection run: a recipe in, a committed dataset run and its summary out.
+
+:func:`run_collection` is the one entry point. ``osgym collect`` calls it
+directly; the Prefect flow ``collect`` (``flows/collect.py``) calls it with an
+executor that maps its ``@task`` over each batch. Either way the same code plans
+the jobs, resumes past committed episodes, starts the pool with every recipe
+option, keeps the counters, writes the pool-events sidecar and commits the
+manifest.
+
+A run's state (plan, writer, pool, collector, counters, callbacks) lives in the
+:class:`Collection` that runs it; nothing is registered at module level, so two
+runs in one process never see each other's episodes or events.
+
+It sits above ``osgym.episodes`` and ``osgym.dataset``, beside the CLI, because
+it joins the two.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from osgym.dataset import DatasetWriter, write_sidecar
+from osgym.episodes.collect import (
+    Collector,
+    EpisodeJob,
+    EpisodeSummary,
+    collect_with_retries,
+    new_run_id,
+    plan_jobs,
+    run_config,
+)
+from osgym.episodes.recipe import Recipe, load_recipe
+from osgym.replicas import images
+from osgym.replicas.events import events_table
+from osgym.replicas.pool import PoolEvent, ReplicaPool
+from osgym.settings import settings
+
+EpisodeCallback = Callable[[EpisodeSummary], None]
+EventCallback = Callable[[PoolEvent], None]
+Executor = Callable[["Collection", Sequence[EpisodeJob], EpisodeCallback], None]
+"""Runs one batch of a run's jobs on ``run.collector`` and calls ``done`` with each episode's
+summary as it finishes, from the thread that called it, once per job."""
+
+
+@dataclass
+class Counts:
+    """What a run collected so far (episodes skipped as already committed are not counted).
+
+    >>> c = Counts()
+    >>> c.add(EpisodeSummary("e", "t", success=True, attempts=2, error_class=None, num_steps=5))
+    >>> c
+    Counts(episodes=1, success=1, errors=0, retried=1, steps=5)
+    """
+
+    episodes: int = 0
+    success: int = 0
+    errors: int = 0
+    retried: int = 0
+    steps: int = 0
+
+    def add(self, s: EpisodeSummary) -> None:
+        self.episodes += 1
+        self.success += int(s.success)
+        self.errors += int(s.error_class is not None)
+        self.retried += int(s.attempts > 1)
+        self.steps += s.num_steps
+
+
+def part_name(shard: int | None, shards: int) -> str | None:
+    """The writer's part name for a shard, or None for a whole run.
+
+    >>> part_name(None, 1), part_name(3, 4)
+    (None, 's003')
+    >>> part_name(4, 4)
+    Traceback (most recent call last):
+    ...
+    ValueError: shard: expected 0..3, actual 4
+    """
+    if shard is None:
+        return None
+    if not 0 <= shard < shards:
+        raise ValueError(f"shard: expected 0..{shards - 1}, actual {shard}")
+    return f"s{shard:03d}"
+
+
+def run_in_threads(run: Collection, jobs: Sequence[EpisodeJob], done: EpisodeCallback) -> None:
+    """The default executor: a thread pool sized to the replica pool; a replica fault is retried
+    on a fresh replica (:func:`~osgym.episodes.collect.collect_with_retries`)."""
+    retries = run.recipe.retries
+    collector = run.collector
+    with ThreadPoolExecutor(max_workers=run.recipe.replicas, thread_name_prefix=f"collect-{run.run_id}") as ex:
+        futures = {ex.submit(collect_with_retries, collector, job, retries): job for job in jobs}
+        for fut in as_completed(futures):
+            done(collector.summary_of(futures[fut], fut))
+
+
+class Collection:
+    """One run of a recipe: plans on construction, collects on :meth:`run` (once).
+
+    Args:
+        recipe: a :class:`Recipe`, a dict, or the path of a YAML file (see ``datasets/``).
+        run_id: resume this run (episodes already committed are skipped), or name a new one.
+        shard: with ``shards`` > 1, run only episodes whose index % shards == shard and write a
+            part manifest; ``flows/scaleout.py`` merges the parts into the run's manifest.
+        shards: how many shards the run is split into.
+        on_episode: called with each finished episode's summary, in the thread that runs the batches.
+        on_event: called with each replica lifecycle event, from the pool's threads.
+
+    Raises:
+        ConfigError: if the recipe is invalid or names tasks its suite does not have; before any
+            replica starts.
+        ValueError: if ``shard`` is not in ``0..shards-1``.
+    """
+
+    def __init__(
+        self,
+        recipe: Recipe | dict[str, Any] | str | Path,
+        *,
+        run_id: str | None = None,
+        shard: int | None = None,
+        shards: int = 1,
+        on_episode: EpisodeCallback | None = None,
+        on_event: EventCallback | None = None,
+    ) -> None:
+        self.recipe = recipe if isinstance(recipe, Recipe) else load_recipe(recipe)
+        self.run_id = run_id or new_run_id()
+        self.shard = shard
+        self.part = part_name(shard, shards)
+        self.jobs = [j for j in plan_jobs(self.recipe, self.run_id) if shard is None or j.index % shards == shard]
+        self.on_episode = on_episode
+        self.on_event = on_event
+        self.counts = Counts()
+        self.skipped = 0
+        self.pending = 0
+        """Episodes this run has to collect, known once the writer has said which are committed."""
+        self._pool: ReplicaPool | None = None
+        self._collector: Collector | None = None
+        self._started = False
+
+    def __repr__(self) -> str:
+        return (f"<Collection {self.run_id} {self.recipe.dataset_name} part={self.part} "
+                f"{self.counts.episodes}/{self.pending or len(self.jobs)}>")
+
+    @property
+    def collector(self) -> Collector:
+        """The collector executors run jobs on (exists while :meth:`run` is running)."""
+        if self._collector is None:
+            raise RuntimeError(f"run {self.run_id} is not running: its collector exists only inside run()")
+        return self._collector
+
+    @property
+    def healthy_replicas(self) -> int:
+        """Healthy replicas (ready or leased) in this run's pool; 0 before it starts and after it ends."""
+        pool = self._pool
+        return pool.healthy if pool is not None else 0
+
+    def run(self, execute: Executor | None = None) -> dict[str, Any]:
+        """Collect every pending episode in batches of ``recipe.batch_size``; returns the run's summary.
+
+        Args:
+            execute: how each batch runs (default :func:`run_in_threads`).
+
+        Raises:
+            RuntimeError: if this collection already ran (make a new one with the same run_id to resume).
+            ReplicaError: if the pool cannot start (image missing, hosts full, Docker unreachable).
+            StoreError: if the store cannot be written.
+        """
+        if self._started:
+            raise RuntimeError(f"run {self.run_id} already ran; resume it with a new Collection(run_id=...)")
+        self._started = True
+        execute = execute or run_in_threads
+        rec = self.recipe
+        image = rec.image or images.ensure_image(rec.tier)
+        t0 = time.monotonic()
+        with DatasetWriter(rec.store, rec.dataset_name, self.run_id, run_config=run_config(rec, image),
+                           part=self.part) as writer:
+            committed = writer.committed_episode_ids()
+            todo = [j for j in self.jobs if j.episode_id not in committed]
+            self.skipped, self.pending = len(committed), len(todo)
+            with ReplicaPool(image, rec.replicas, standby=rec.standby, screen=rec.screen, hosts=rec.hosts,
+                             host_name=settings().host_name, compat=rec.compat, force=rec.force,
+                             egress=rec.egress == "open", on_event=self.on_event) as pool:
+                self._pool = pool
+                self._collector = Collector(rec, pool, image, sink=_locked(writer.add))
+                try:
+                    for start in range(0, len(todo), rec.batch_size):
+                        execute(self, todo[start:start + rec.batch_size], self._done)
+                finally:
+                    self._pool = self._collector = None
+                    write_sidecar(rec.store, rec.dataset_name, "pool_events", self.run_id,
+                                  f"{self.part or 'events'}-{pool.name}", events_table(pool.events, self.run_id))
+            manifest = writer.finalize()
+        elapsed = time.monotonic() - t0
+        n = self.counts.episodes
+        return {"run_id": self.run_id, "shard": self.shard, "dataset": rec.dataset_name, "store": rec.store,
+                "image": image, "skipped": self.skipped, **asdict(self.counts),
+                "manifest_episodes": manifest.episodes, "elapsed_s": round(elapsed, 1),
+                "episodes_per_min": round(60 * n / elapsed, 2) if elapsed else None}
+
+    def _done(self, summary: EpisodeSummary) -> None:
+        self.counts.add(summary)
+        if self.on_episode is not None:
+            self.on_episode(summary)
+
+
+def run_collection(recipe: Recipe | dict[str, Any] | str | Path, *, execute: Executor | None = None,
+                   **options: Any) -> dict[str, Any]:
+    """Collect the episodes a recipe asks for into its store; returns the run's summary.
+
+    ``Collection(recipe, **options).run(execute)``: see :class:`Collection` for the options
+    (``run_id``, ``shard``, ``shards``, ``on_episode``, ``on_event``) and the errors. The summary
+    holds ``run_id``, ``shard``, ``dataset``, ``store``, ``image``, ``skipped`` (already
+    committed), the :class:`Counts`, ``manifest_episodes``, ``elapsed_s`` and ``episodes_per_min``.
+    """
+    return Collection(recipe, **options).run(execute)
+
+
+def _locked(fn: Callable[[Any], None]) -> Callable[[Any], None]:
+    """The writer is fed from many episode threads; it wants one at a time."""
+    lock = threading.Lock()
+
+    def call(arg: Any) -> None:
+        with lock:
+            fn(arg)
+
+    return call
+
+
+__all__ = ["Collection", "Counts", "Executor", "part_name", "run_collection", "run_in_threads"]
