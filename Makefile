@@ -14,8 +14,9 @@ run: deps docker images  ## collect datasets/smoke.yaml with the Prefect flow on
 test: deps docker images lint  ## ruff, then the whole pytest suite against real containers
 	$(PYTHON) -m pytest
 
-lint: deps
+lint: deps  ## ruff, then mypy --strict over the package (pyproject.toml [tool.mypy])
 	$(PYTHON) -m ruff check osgym flows tasks tests bench
+	$(PYTHON) -m mypy
 
 bench: deps docker images  ## every benchmark in turn (run on a quiet machine); copy figures into BENCHMARKS.md
 	$(PYTHON) bench/bench_step_latency.py --steps 200

@@ -27,7 +27,7 @@ os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
 os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "180")
 
 from osgym.collection import run_collection  # noqa: E402
-from osgym.episodes.recipe import load_recipe  # noqa: E402
+from osgym.collection.recipe import load_recipe  # noqa: E402
 from osgym.replicas import images  # noqa: E402
 
 

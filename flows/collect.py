@@ -26,7 +26,7 @@ from prefect.task_runners import ThreadPoolTaskRunner
 
 from flows.report import publish_report_artifacts
 from osgym.collection import Collection, EpisodeCallback, EventCallback, Executor
-from osgym.episodes.collect import EpisodeJob
+from osgym.collection.collector import EpisodeJob
 from tasks.episode import run_episode_task
 
 

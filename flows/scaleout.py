@@ -16,9 +16,9 @@ from prefect import flow, get_run_logger
 from prefect.client.orchestration import get_client
 from prefect.deployments import run_deployment
 
+from osgym.collection.collector import new_run_id
+from osgym.collection.recipe import load_recipe
 from osgym.dataset import merge_parts
-from osgym.episodes.collect import new_run_id
-from osgym.episodes.recipe import load_recipe
 from osgym.errors import OsgymError
 
 

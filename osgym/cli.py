@@ -190,7 +190,7 @@ def collect(
     The run is osgym.collection.run_collection, the same code the Prefect flow `collect` runs.
     """
     from osgym.collection import Collection
-    from osgym.episodes.recipe import load_recipe
+    from osgym.collection.recipe import load_recipe
 
     try:
         rec = load_recipe(recipe, store=store, episodes=episodes, replicas=replicas)

@@ -8,7 +8,7 @@ from prefect import task
 from prefect.cache_policies import NO_CACHE
 from prefect.runtime import task_run as current_task_run
 
-from osgym.episodes.collect import Collector, EpisodeJob, EpisodeSummary
+from osgym.collection.collector import Collector, EpisodeJob, EpisodeSummary
 from osgym.errors import ReplicaError
 
 

@@ -12,7 +12,7 @@ import duckdb
 import pytest
 
 from osgym.collection import Collection, run_collection
-from osgym.episodes.collect import EpisodeSummary, collect_with_retries
+from osgym.collection.collector import EpisodeSummary, collect_with_retries
 from osgym.errors import ConfigError, ReplicaUnreachable
 from osgym.replicas.events import PoolEvent
 from osgym.settings import settings

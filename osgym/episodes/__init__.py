@@ -1,13 +1,12 @@
-"""Episodes: one task, one policy, one replica; and a run's worth of them.
+"""Episodes: one task, one policy, one replica.
 
-- :mod:`~osgym.episodes.runner`: :func:`run_episode` (setup, the policy loop, evaluation).
-- :mod:`~osgym.episodes.trajectory`: :class:`Trajectory` and :class:`Step`, what an episode produced.
-- :mod:`~osgym.episodes.recipe`: :class:`Recipe`, what a run collects and how.
-- :mod:`~osgym.episodes.collect`: planning a run's episodes and collecting each onto a fresh replica.
+- :mod:`~osgym.episodes.runner`: :func:`run_episode` (setup, the policy loop, evaluation) and
+  :class:`EpisodeLimits`.
+- :mod:`~osgym.episodes.trajectory`: :class:`Trajectory` and :class:`Step`, what an episode produced,
+  and :class:`EpisodeResult`, its record in the dataset.
 """
 
-from osgym.episodes.recipe import Recipe, load_recipe
 from osgym.episodes.runner import EpisodeLimits, run_episode
-from osgym.episodes.trajectory import Step, Trajectory
+from osgym.episodes.trajectory import EpisodeResult, Step, Trajectory
 
-__all__ = ["EpisodeLimits", "Recipe", "Step", "Trajectory", "load_recipe", "run_episode"]
+__all__ = ["EpisodeLimits", "EpisodeResult", "Step", "Trajectory", "run_episode"]

@@ -13,8 +13,8 @@ import osgym.agents.parsers
 from osgym.agents.parsers import ReplyContext, format_names, get_format
 from osgym.agents.policies import Decision, Policy, make_policy, policy_names, register_policy
 from osgym.agents.policies.openai import OpenAIPolicy
-from osgym.episodes.collect import Collector, plan_jobs
-from osgym.episodes.recipe import load_recipe
+from osgym.collection.collector import Collector, plan_jobs
+from osgym.collection.recipe import load_recipe
 from osgym.episodes.trajectory import EpisodeResult
 from osgym.errors import ConfigError
 from osgym.replicas.actions import Click, Done

@@ -8,7 +8,7 @@ import signal
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from osgym.episodes.collect import Collector, EpisodeJob, collect_with_retries
+from osgym.collection.collector import Collector, EpisodeJob, collect_with_retries
 from osgym.episodes.trajectory import EpisodeResult
 
 

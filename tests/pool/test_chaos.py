@@ -14,8 +14,8 @@ from pathlib import Path
 import pyarrow.parquet as pq
 from pool_support import push_past_memory_limit, run_jobs, sigstop
 
-from osgym.episodes.collect import Collector, plan_jobs
-from osgym.episodes.recipe import load_recipe
+from osgym.collection.collector import Collector, plan_jobs
+from osgym.collection.recipe import load_recipe
 from osgym.replicas.client import ReplicaState, Timeouts
 from osgym.replicas.events import write_events
 from osgym.replicas.pool import ReplicaPool

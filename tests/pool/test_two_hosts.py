@@ -9,8 +9,8 @@ from collections import Counter
 import docker
 from pool_support import run_jobs
 
-from osgym.episodes.collect import Collector, plan_jobs
-from osgym.episodes.recipe import load_recipe
+from osgym.collection.collector import Collector, plan_jobs
+from osgym.collection.recipe import load_recipe
 from osgym.replicas.client import Timeouts
 from osgym.replicas.hosts import DockerHost
 from osgym.replicas.pool import POOL_LABEL, ReplicaPool

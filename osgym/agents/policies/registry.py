@@ -5,7 +5,7 @@ A policy registers itself with one line, a decorator on its class::
     @register_policy("noop")
     class NoopPolicy: ...
 
-:func:`make_policy` builds one from a recipe's :class:`~osgym.episodes.recipe.PolicySpec`
+:func:`make_policy` builds one from a recipe's :class:`~osgym.collection.recipe.PolicySpec`
 as ``cls(**options)``, or ``cls.from_options(options)`` when the class defines it;
 a class may also define ``check_options(options)``, which a recipe calls when it loads.
 Every module of this package is imported on the first look-up, so a new built-in
@@ -30,7 +30,7 @@ from osgym.registry import Registry
 
 if TYPE_CHECKING:
     from osgym.agents.policies.base import Policy
-    from osgym.episodes.recipe import PolicySpec
+    from osgym.collection.recipe import PolicySpec
 
 __all__ = ["check_options", "make_policy", "policy_class", "policy_names", "register_policy"]
 

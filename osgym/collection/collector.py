@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from osgym.agents.policies import Policy, make_policy
-from osgym.episodes.recipe import Recipe
+from osgym.collection.recipe import Recipe
 from osgym.episodes.runner import EpisodeLimits, run_episode
 from osgym.episodes.trajectory import EpisodeResult, Trajectory, utcnow
 from osgym.errors import ReplicaError, error_class_of

@@ -25,8 +25,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from osgym.dataset import DatasetWriter, write_sidecar
-from osgym.episodes.collect import (
+from osgym.collection.collector import (
     Collector,
     EpisodeJob,
     EpisodeSummary,
@@ -35,7 +34,8 @@ from osgym.episodes.collect import (
     plan_jobs,
     run_config,
 )
-from osgym.episodes.recipe import Recipe, load_recipe
+from osgym.collection.recipe import Recipe, load_recipe
+from osgym.dataset import DatasetWriter, write_sidecar
 from osgym.replicas import images
 from osgym.replicas.events import events_table
 from osgym.replicas.pool import PoolEvent, ReplicaPool
@@ -91,7 +91,7 @@ def part_name(shard: int | None, shards: int) -> str | None:
 
 def run_in_threads(run: Collection, jobs: Sequence[EpisodeJob], done: EpisodeCallback) -> None:
     """The default executor: a thread pool sized to the replica pool; a replica fault is retried
-    on a fresh replica (:func:`~osgym.episodes.collect.collect_with_retries`)."""
+    on a fresh replica (:func:`~osgym.collection.collector.collect_with_retries`)."""
     retries = run.recipe.retries
     collector = run.collector
     with ThreadPoolExecutor(max_workers=run.recipe.replicas, thread_name_prefix=f"collect-{run.run_id}") as ex:
