@@ -96,12 +96,23 @@ class PolicyError(OsgymError):
     error_class = "policy_error"
 
 
+class EpisodeTimeout(OsgymError):
+    """Raised when an episode passes its wall-clock deadline."""
+
+    error_class = "timeout"
+
+
 class StoreError(OsgymError):
     """Raised when the dataset store cannot read or write."""
 
 
-ERROR_CLASSES = ("replica_fault", "setup_error", "policy_error", "evaluator_error", "timeout", "error")
-"""Every ``error_class`` a dataset row may carry: the errors' own, ``timeout`` and the catch-all ``error``."""
+ERROR_CLASSES = (*(e.error_class for e in (ReplicaError, TaskError, PolicyError, EvaluatorError, EpisodeTimeout)),
+                 "error")
+"""Every ``error_class`` a dataset row may carry: the errors' own and the catch-all ``error``.
+
+>>> ERROR_CLASSES
+('replica_fault', 'setup_error', 'policy_error', 'evaluator_error', 'timeout', 'error')
+"""
 
 INFRA_ERROR_CLASSES = (ReplicaError.error_class, TaskError.error_class, EvaluatorError.error_class)
 """The ``error_class`` values of episodes lost to the environment, not the policy: a replica fault, a failed

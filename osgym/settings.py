@@ -1,7 +1,6 @@
 """The operator's settings: one object, read from ``OSGYM_*`` environment variables.
 
-Recipes say what to collect; settings say how this machine runs it. Read them with
-:func:`settings` (cached; :func:`settings.cache_clear` after changing the environment).
+Recipes say what to collect; settings say how this machine runs it. Read them with :func:`settings`.
 
 >>> Settings(host_name="worker-3").host_name
 'worker-3'
@@ -9,11 +8,10 @@ Recipes say what to collect; settings say how this machine runs it. Read them wi
 
 from __future__ import annotations
 
-import functools
 import os
 from pathlib import Path
 
-from pydantic import Field
+from pydantic import Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -26,6 +24,8 @@ class Settings(BaseSettings):
                                                     "(default /run/osgym as root, else /tmp/osgym-<uid>)")
     images_dir: Path | None = Field(None, description="where replica_images/ lives (default: beside the package)")
     host_name: str = Field("local", description="this worker's name in pool events and episode rows")
+    openai_api_key: SecretStr | None = Field(None, validation_alias="OPENAI_API_KEY",
+                                             description="the openai policy's default key (the usual variable)")
 
     def resolved_run_dir(self) -> Path:
         if self.run_dir is not None:
@@ -33,7 +33,7 @@ class Settings(BaseSettings):
         return Path("/run/osgym") if os.geteuid() == 0 else Path(f"/tmp/osgym-{os.getuid()}")
 
 
-@functools.cache
 def settings() -> Settings:
-    """The settings of this process, read once from the environment."""
+    """The settings as the environment says now (read at each call: they are read rarely, at a
+    pool's start or a policy's creation, and a test or an operator may change the environment)."""
     return Settings()

@@ -28,10 +28,8 @@ def _recipe(tmp_path: Path, image: str, **kw: Any) -> dict[str, Any]:
 @pytest.fixture
 def host_name(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
     monkeypatch.setenv("OSGYM_HOST_NAME", "worker-a1")
-    settings.cache_clear()
+    assert settings().host_name == "worker-a1"  # read at each call, so the run below sees it
     yield "worker-a1"
-    monkeypatch.delenv("OSGYM_HOST_NAME")
-    settings.cache_clear()
 
 
 def test_a_bad_recipe_or_shard_fails_before_any_replica_starts(tmp_path: Path) -> None:

@@ -13,7 +13,14 @@ from dataclasses import dataclass
 
 from osgym.agents.policies.base import Decision, Policy
 from osgym.episodes.trajectory import Step, Trajectory, utcnow
-from osgym.errors import EvaluatorError, PolicyError, ReplicaError, RequestRejected, TaskError
+from osgym.errors import (
+    EpisodeTimeout,
+    EvaluatorError,
+    PolicyError,
+    RequestRejected,
+    TaskError,
+    error_class_of,
+)
 from osgym.replicas.actions import TERMINAL_TYPES, Wait
 from osgym.replicas.client import Replica
 from osgym.replicas.observation import Observation
@@ -53,13 +60,13 @@ def run_episode(
     try:
         run_setup(replica, task.config)
     except TaskError as exc:
-        return _end(traj, "error", "setup_error", exc)
+        return _end(traj, "error", exc)
     finally:
         traj.setup_s = _ms(t0) / 1000
     try:
         policy.reset(task, seed=seed)
     except PolicyError as exc:
-        return _end(traj, "error", "policy_error", exc)
+        return _end(traj, "error", exc)
 
     last_type: str | None = None
     termination = "max_steps"
@@ -75,7 +82,7 @@ def run_episode(
             if turn.decision.waiting:
                 turn, carried = _wait(replica, task, policy, traj, turn, limits, deadline)
         except PolicyError as exc:
-            return _end(traj, "error", "policy_error", exc)
+            return _end(traj, "error", exc)
         except _DeadlinePassed:
             termination = "timeout"
             break
@@ -83,7 +90,7 @@ def run_episode(
         needs_a11y = decision.needs_a11y
         actions = decision.actions
         if not actions:
-            return _end(traj, "error", "policy_error", PolicyError("policy returned no action"))
+            return _end(traj, "error", PolicyError("policy returned no action"))
         types = [a.action_type for a in actions]
         terminal = next((t for t in types if t in TERMINAL_TYPES), None)
         to_run = [a for a in actions if a.action_type not in TERMINAL_TYPES]
@@ -105,13 +112,13 @@ def run_episode(
         traj.policy_s += turn.policy_ms / 1000
         traj.env_s += step.env_ms / 1000
         if error is not None:
-            return _end(traj, "error", "policy_error", PolicyError(f"replica rejected the action: {error}"))
+            return _end(traj, "error", PolicyError(f"replica rejected the action: {error}"))
         if terminal is not None:
             last_type = terminal
             termination = "done" if terminal == "DONE" else "fail"
             break
     if termination == "timeout" or time.monotonic() > deadline:
-        return _end(traj, "timeout", "timeout", TimeoutError(f"episode passed its {limits.deadline_s} s deadline"))
+        return _end(traj, "timeout", EpisodeTimeout(f"episode passed its {limits.deadline_s} s deadline"))
     if traj.steps and limits.settle_s:
         # Let the last actions land (a shell still running a typed command, an app still saving)
         # before the evaluator inspects the replica: a second settle window, at least a second long.
@@ -119,7 +126,7 @@ def run_episode(
     try:
         traj.score = evaluate(replica, task, last_type)
     except (EvaluatorError, TaskError) as exc:
-        return _end(traj, "error", "evaluator_error", exc)
+        return _end(traj, "error", exc, EvaluatorError.error_class)
     if traj.steps:
         traj.steps[-1].reward = traj.score
         traj.steps[-1].done = True
@@ -179,11 +186,11 @@ def _wait(replica: Replica, task: TaskSpec, policy: Policy, traj: Trajectory, fi
     return _Turn(first.observation, waited, env_ms, policy_ms), turn
 
 
-def _end(traj: Trajectory, termination: str, error_class: str, exc: BaseException) -> Trajectory:
-    if isinstance(exc, ReplicaError):  # never swallow: the caller retries on a fresh replica
-        raise exc
+def _end(traj: Trajectory, termination: str, exc: BaseException, error_class: str | None = None) -> Trajectory:
+    """End ``traj`` on ``exc``; its ``error_class`` is the exception's own unless given (an evaluator's
+    getter may raise a TaskError, which still counts as the evaluator's)."""
     traj.termination = termination
-    traj.error_class = error_class
+    traj.error_class = error_class or error_class_of(exc)
     traj.error_message = f"{type(exc).__name__}: {exc}"[:2000]
     traj.score = 0.0
     traj.ended_at = utcnow()

@@ -3,19 +3,16 @@
 Every event a pool records (created, ready, leased, released, faulted, removed,
 quarantined) is one :class:`PoolEvent`; :func:`events_table` turns a list of
 them into an Arrow table with the fixed :data:`POOL_EVENTS_SCHEMA`, and
-:func:`write_events` writes a pool's events as one Parquet file.
+:func:`events_table` turns a pool's events into an Arrow table (the collection writes it as a sidecar).
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 EVENT_KINDS = ("created", "ready", "leased", "released", "faulted", "removed", "quarantined")
 """The lifecycle events a pool records."""
@@ -75,19 +72,3 @@ def events_table(events: Iterable[PoolEvent], run_id: str | None = None) -> pa.T
         rows["cause"].append(ev.cause)
         rows["elapsed_s"].append(ev.elapsed_s)
     return pa.Table.from_pydict(rows, schema=POOL_EVENTS_SCHEMA)
-
-
-def write_events(pool: Any, path: str | Path, run_id: str | None = None) -> int:
-    """Write a pool's events (anything with an ``events`` list) to ``path`` as Parquet.
-
-    The file is written next to ``path`` and renamed into place, so a reader
-    never sees half of it. Returns the number of rows written.
-    """
-    events = list(pool.events if hasattr(pool, "events") else pool)
-    table = events_table(events, run_id=run_id)
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.incomplete")
-    pq.write_table(table, tmp)
-    os.replace(tmp, path)
-    return int(table.num_rows)

@@ -51,7 +51,7 @@ import requests.exceptions
 
 from osgym.errors import CapacityError, ConfigError, PoolError, ReplicaError
 from osgym.replicas.client import DEFAULT_TIMEOUTS, Replica, ReplicaState, Timeouts
-from osgym.replicas.events import PoolEvent, events_table, write_events
+from osgym.replicas.events import PoolEvent, events_table
 from osgym.replicas.health import HealthMonitor
 from osgym.replicas.hosts import DockerHost, as_hosts
 from osgym.replicas.provision import COMPAT_CAP_DROP, CONTROL_PORT, PoolStats, Provisioner, ReplicaLimits
@@ -68,7 +68,7 @@ from osgym.replicas.reaper import (
 
 __all__ = [
     "POOL_LABEL", "REPLICA_LABEL", "OWNER_LABEL", "RUN_DIR_LABEL", "CONTROL_PORT", "PoolEvent", "PoolStats",
-    "ReplicaLimits", "ReplicaPool", "events_table", "write_events", "reap", "default_run_dir", "owner_id",
+    "ReplicaLimits", "ReplicaPool", "events_table", "reap", "default_run_dir", "owner_id",
     "owner_alive", "COMPAT_CAP_DROP",
 ]
 

@@ -3,23 +3,23 @@ and unknown names fail when the recipe or config loads, naming what is known."""
 
 from __future__ import annotations
 
+import json
 import pkgutil
-from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
+import duckdb
 import pytest
 
 import osgym.agents.parsers
 from osgym.agents.parsers import ReplyContext, format_names, get_format
 from osgym.agents.policies import Decision, Policy, make_policy, policy_names, register_policy
 from osgym.agents.policies.openai import OpenAIPolicy
-from osgym.collection.collector import Collector, plan_jobs
+from osgym.collection import EpisodeSummary, run_collection
 from osgym.collection.recipe import load_recipe
-from osgym.episodes.trajectory import EpisodeResult
 from osgym.errors import ConfigError
 from osgym.replicas.actions import Click, Done
 from osgym.replicas.observation import Observation
-from osgym.replicas.pool import ReplicaPool
 
 NAME = "tests.centre-clicker"
 
@@ -54,22 +54,23 @@ def test_a_policy_defined_outside_the_package_is_listed_and_built() -> None:
     assert isinstance(policy, CentreClicker) and isinstance(policy, Policy) and policy.clicks == 3
 
 
-def test_a_recipe_runs_a_registered_policy_on_a_replica(make_pool: Callable[..., ReplicaPool], image: str) -> None:
+def test_a_recipe_runs_a_registered_policy_on_a_replica(image: str, tmp_path: Path) -> None:
     recipe = load_recipe({"name": "registry", "episodes": 1, "tasks": ["terminal-create-file"], "max_steps": 5,
-                          "settle_s": 0.3, "policy": {"name": NAME, "options": {"clicks": 2}}})
-    recorded: list[EpisodeResult] = []
-    [job] = plan_jobs(recipe, "run-registry")
-    collector = Collector(recipe, make_pool(1), image, jobs=[job], sink=recorded.append)
+                          "settle_s": 0.3, "replicas": 1, "standby": 0, "image": image, "store": str(tmp_path),
+                          "policy": {"name": NAME, "options": {"clicks": 2}}})
+    summaries: list[EpisodeSummary] = []
+    run = run_collection(recipe, run_id="run-registry", on_episode=summaries.append)
 
-    summary = collector.collect(job)
-
-    [result] = recorded
-    assert summary.episode_id == result.episode_id == job.episode_id
-    assert result.policy == NAME and result.policy_config == {"name": NAME, "clicks": 2}
-    traj = result.trajectory
-    assert traj.termination == "done" and traj.error_class is None, traj.error_message
-    assert [s.action_type for s in traj.steps] == ["CLICK", "CLICK", "DONE"]
-    assert summary.num_steps == 3 and not summary.success  # clicking the centre creates no file
+    assert run["episodes"] == 1 and run["manifest_episodes"] == 1
+    [summary] = summaries
+    episodes = duckdb.sql(f"select policy, policy_config, termination, error_class, num_steps, success "
+                          f"from read_parquet('{tmp_path}/registry/episodes/*/*.parquet')").fetchall()
+    policy, config, termination, error_class, num_steps, success = episodes[0]
+    assert (policy, json.loads(config)) == (NAME, {"name": NAME, "clicks": 2})
+    assert (termination, error_class, num_steps, success) == ("done", None, 3, False)  # no file gets created
+    actions = duckdb.sql(f"select action_type from read_parquet('{tmp_path}/registry/steps/*/*.parquet') "
+                         f"order by step").fetchall()
+    assert [a for (a,) in actions] == ["CLICK", "CLICK", "DONE"] and summary.num_steps == 3
 
 
 def test_an_unknown_policy_fails_at_recipe_load_naming_the_known_ones() -> None:

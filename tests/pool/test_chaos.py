@@ -16,8 +16,9 @@ from pool_support import push_past_memory_limit, run_jobs, sigstop
 
 from osgym.collection.collector import Collector, plan_jobs
 from osgym.collection.recipe import load_recipe
+from osgym.dataset import write_sidecar
 from osgym.replicas.client import ReplicaState, Timeouts
-from osgym.replicas.events import write_events
+from osgym.replicas.events import events_table
 from osgym.replicas.pool import ReplicaPool
 
 
@@ -75,8 +76,8 @@ def test_sixty_episodes_survive_chaos_on_eight_replicas(image, docker_client, po
     assert len(injected) >= 3 and faults, (log, faults)
     assert sum(r.attempts > 1 for r in results) >= 1
     assert pool.live == 0
-    write_events(pool, tmp_path / "pool_events.parquet")
-    kinds = Counter(pq.read_table(tmp_path / "pool_events.parquet").column("event").to_pylist())
+    written = write_sidecar(tmp_path, "chaos", "pool_events", "run-1", "events", events_table(pool.events, "run-1"))
+    kinds = Counter(pq.read_table(written).column("event").to_pylist())
     ok = sum(r.trajectory.success for r in results)
     print(f"\nchaos: {elapsed:.0f} s, {ok}/60 successful, {sum(r.attempts > 1 for r in results)} retried, "
           f"{len(injected)} faults injected, endings {dict(endings)}, events {dict(kinds)}")

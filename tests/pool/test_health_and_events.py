@@ -10,9 +10,10 @@ import pyarrow.parquet as pq
 import pytest
 from pool_support import sigstop
 
+from osgym.dataset import write_sidecar
 from osgym.errors import CapacityError, ReplicaUnreachable
 from osgym.replicas.client import Timeouts
-from osgym.replicas.events import EVENT_KINDS, write_events
+from osgym.replicas.events import EVENT_KINDS, events_table
 from osgym.replicas.hosts import DockerHost
 from osgym.replicas.pool import OWNER_LABEL, POOL_LABEL, ReplicaPool, owner_id, reap
 
@@ -58,9 +59,10 @@ def test_events_cover_the_lifecycle_and_write_as_parquet(make_pool, tmp_path: Pa
     with pool.lease() as r:
         r.health()
     assert _wait(lambda: any(e.event == "removed" for e in pool.events), 15)
-    n = write_events(pool, tmp_path / "pool_events.parquet", run_id="run-1")
-    t = pq.read_table(tmp_path / "pool_events.parquet")
-    assert t.num_rows == n >= 5
+    events = list(pool.events)  # a replacement replica may add more while we write
+    written = write_sidecar(tmp_path, "ds", "pool_events", "run-1", "events", events_table(events, "run-1"))
+    t = pq.read_table(written)
+    assert t.num_rows == len(events) >= 5
     kinds = set(t.column("event").to_pylist())
     assert {"created", "ready", "leased", "released", "removed"} <= kinds <= set(EVENT_KINDS)
     assert set(t.column("host").to_pylist()) == {"local"} and set(t.column("run_id").to_pylist()) == {"run-1"}

@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import base64
 import io
-import os
 import random
 import time
 import weakref
@@ -59,6 +58,7 @@ from osgym.errors import ConfigError, PolicyError
 from osgym.replicas.actions import Action
 from osgym.replicas.observation import Observation
 from osgym.retrying import backoff, retrying
+from osgym.settings import settings
 
 if TYPE_CHECKING:
     from osgym.episodes.trajectory import Step
@@ -101,8 +101,7 @@ DEFAULT_USER_PROMPT = "Here is the current screenshot. What is the next action?"
 
 
 def _default_api_key() -> SecretStr | None:
-    key = os.environ.get("OPENAI_API_KEY")
-    return SecretStr(key) if key else None
+    return settings().openai_api_key
 
 
 def fill_prompt(template: str, **values: Any) -> str:
