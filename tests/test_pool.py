@@ -76,3 +76,11 @@ def test_reap_touches_only_osgym_labelled_containers(make_pool, docker_client, i
         assert foreign.status == "running"
     finally:
         foreign.remove(force=True)
+
+
+def test_container_labels_are_the_documented_ones() -> None:
+    # Operators filter on these (README: "containers labelled osgym.pool"); renaming them strands old replicas.
+    from osgym.replicas.reaper import OWNER_LABEL, POOL_LABEL, REPLICA_LABEL, RUN_DIR_LABEL
+
+    assert (POOL_LABEL, REPLICA_LABEL, OWNER_LABEL, RUN_DIR_LABEL) == (
+        "osgym.pool", "osgym.replica", "osgym.owner", "osgym.run_dir")

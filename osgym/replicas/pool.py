@@ -1,6 +1,6 @@
 """``ReplicaPool``: provision, lease, reset (discard and replace), recover and reap replicas.
 
-A pool owns every container that carries its ``osgym.replicas.pool=<name>`` label and
+A pool owns every container that carries its ``osgym.pool=<name>`` label and
 touches nothing else. Replicas are handed out through a lease queue; a released
 replica is always discarded and replaced, so every lease starts from a clean
 desktop. ``standby`` extra replicas are kept ready so an episode rarely waits for

@@ -1,6 +1,6 @@
 """What the pool labels its containers with, who owns them, and :func:`reap`, which removes leftovers.
 
-Every container a pool starts carries ``osgym.replicas.pool=<name>`` and the owning
+Every container a pool starts carries ``osgym.pool=<name>`` and the owning
 process (``osgym.owner``); the reaper touches nothing without the first, and an
 orphan is a container whose owner is provably gone from this machine.
 """
@@ -21,8 +21,8 @@ from osgym.settings import settings
 __all__ = ["POOL_LABEL", "REPLICA_LABEL", "OWNER_LABEL", "RUN_DIR_LABEL", "default_run_dir", "owner_id",
            "owner_alive", "reap"]
 
-POOL_LABEL = "osgym.replicas.pool"
-REPLICA_LABEL = "osgym.replicas.client"
+POOL_LABEL = "osgym.pool"
+REPLICA_LABEL = "osgym.replica"
 OWNER_LABEL = "osgym.owner"
 """``<hostname>:<pid>:<process start time>`` of the process that started the replica (for the reaper)."""
 RUN_DIR_LABEL = "osgym.run_dir"
@@ -75,7 +75,7 @@ def reap(
 ) -> int:
     """Remove what interrupted runs left: labelled containers, networks and run directories.
 
-    Touches nothing without osgym's ``osgym.replicas.pool`` label. With ``pool``, removes
+    Touches nothing without osgym's ``osgym.pool`` label. With ``pool``, removes
     that pool's containers whoever started them. Without it, removes only
     orphans: containers whose owning process (``osgym.owner`` label) is gone
     from this machine, so a pool another process is using on a shared host

@@ -1,6 +1,6 @@
 """Fixtures for the replica tests: a shared native replica, a compatibility-mode container and an input probe.
 
-Every container started here carries an ``osgym.replicas.pool=i3-...`` label and is removed
+Every container started here carries an ``osgym.pool=i3-...`` label and is removed
 in the fixture's finalizer, whatever the test did.
 """
 
