@@ -19,7 +19,7 @@ SELECT
     quantile_cont(s.v, 0.5) AS p50,
     quantile_cont(s.v, 0.9) AS p90,
     quantile_cont(s.v, 0.99) AS p99,
-    avg(s.v) AS mean,
+    avg(s.v ORDER BY s.v) AS mean,  -- in value order: the same digits whatever the scan order
     max(s.v) AS max
 FROM metrics AS m
 LEFT JOIN samples AS s USING (ord)

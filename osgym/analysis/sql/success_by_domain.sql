@@ -9,7 +9,7 @@ SELECT
     count(*) FILTER (WHERE is_infra_error(error_class)) AS infra_errors,
     count(*) FILTER (WHERE success) / nullif(count(*) FILTER (WHERE NOT is_infra_error(error_class)), 0)
         AS success_rate_excl_infra,
-    avg(score) AS mean_score,
+    avg(score ORDER BY score) AS mean_score,  -- in value order: the same digits whatever the scan order
     avg(num_steps) AS mean_steps
 FROM episodes
 GROUP BY domain
