@@ -109,11 +109,12 @@ def main() -> None:
     p.add_argument("--quality", type=int, default=80)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--json", help="also write the results to this file")
+    p.add_argument("--image", help="an existing image tag to measure instead of building --tier (A/B comparisons)")
     args = p.parse_args()
 
     load_before = round(os.getloadavg()[0], 2)  # the host is shared: record how busy it was
     client = docker.from_env(max_pool_size=8)
-    tag = images.build(args.tier, client=client, log=lambda m: print(m, flush=True)).tag
+    tag = args.image or images.build(args.tier, client=client, log=lambda m: print(m, flush=True)).tag
     with ReplicaPool(tag, 1, standby=0, screen=SCREEN, docker_client=client,
                      name=f"bench-steps-{int(time.time())}") as pool, pool.lease() as replica:
         memory = idle_memory(replica.container)

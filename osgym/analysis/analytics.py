@@ -36,33 +36,18 @@ Views and tables
     query that selects them.
 ``frame_stats``
     One row per distinct frame that was decoded to check whether it is blank
-    (see below). Filled by :func:`frame_stats`, which :func:`query` runs first
+    (see below). Filled by :func:`osgym.analysis.frames.frame_stats` (see there for how blank is decided),
+    which :func:`query` runs first
     for any named query that needs it.
 ``step_flags``
     Per-step quality flags (``blank``, ``duplicate``, ``noop``) used by the
     quality queries; defined in ``sql/_step_flags.sql``.
 ``infra_error_classes`` and the macro ``is_infra_error(error_class)``
     The one rule for "the environment lost this episode" (replica fault, failed
-    setup, evaluator error), used by every ``success_by_*`` query; the macro is
+    setup, evaluator error), used by the view ``success_groups`` (``sql/_success_groups.sql``),
+    which computes the figures of every ``success_by_*`` query once; the macro is
     defined in ``sql/_infra_error.sql`` and the table holds
     ``osgym.errors.INFRA_ERROR_CLASSES`` (see :func:`define_infra_error`).
-
-Blank frames
-------------
-SQL cannot decode a PNG, so blankness is computed in Python with Pillow and
-kept in ``frame_stats``. A frame is *blank* when every band of the decoded
-image spans at most ``tolerance`` levels (``Image.getextrema()``; the default
-4 absorbs lossy-codec noise, a lossless single-colour frame spans 0), or when
-its recorded ``width`` or ``height`` is 0. Only *candidates* are decoded: a
-single-colour image compresses to almost nothing in every codec (about 0.004
-bytes/pixel as PNG and 0.016 as JPEG at 1920x1080, measured), so frames larger
-than ``min_bytes + max_bytes_per_pixel * width * height`` are taken as not
-blank without decoding. Each distinct sha256 is decoded once, a few in
-parallel. Finding the candidates reads the screenshot column once (on S3 that
-means downloading it). The size bound assumes a compressing encoder: a PNG
-written with ``compress_level=0`` stores raw pixels and its blank frames are
-not caught; frames with a single JPEG 4:4:4 colour at quality 100 take 0.028
-bytes/pixel, the largest single-colour case measured.
 
 Named queries
 -------------
@@ -74,12 +59,9 @@ parameters. :func:`list_queries` names them and :func:`query` runs one.
 
 from __future__ import annotations
 
-import io
 import json
-import os
 import re
 from collections.abc import Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
@@ -88,18 +70,15 @@ from typing import Any, Protocol
 import duckdb
 import pyarrow as pa
 import pyarrow.fs as pafs
-from PIL import Image, UnidentifiedImageError
 
+from osgym.analysis.duck import META_TABLE, to_arrow
+from osgym.analysis.frames import frame_stats
 from osgym.dataset.schema import TABLES
 from osgym.errors import INFRA_ERROR_CLASSES, ConfigError
 
 ROUTES = ("auto", "parquet", "arrow")
 
-DEFAULT_BLANK_TOLERANCE = 4
-DEFAULT_MAX_BYTES_PER_PIXEL = 0.03
-DEFAULT_MIN_BYTES = 1024
 
-_META = "osgym_meta"
 
 
 class DatasetViewLike(Protocol):
@@ -203,10 +182,11 @@ def connect_view(
         "CREATE OR REPLACE TABLE frame_stats (screenshot_sha256 VARCHAR PRIMARY KEY, blank BOOLEAN, "
         "image_width INTEGER, image_height INTEGER, error VARCHAR)"
     )
-    con.execute(f"CREATE OR REPLACE TABLE {_META} (key VARCHAR PRIMARY KEY, value VARCHAR)")
-    con.execute(f"INSERT INTO {_META} VALUES ('route', $route)", {"route": route})
+    con.execute(f"CREATE OR REPLACE TABLE {META_TABLE} (key VARCHAR PRIMARY KEY, value VARCHAR)")
+    con.execute(f"INSERT INTO {META_TABLE} VALUES ('route', $route)", {"route": route})
     con.execute(f"CREATE OR REPLACE VIEW step_flags AS {_read_sql('_step_flags')}")
     define_infra_error(con)
+    con.execute(_read_sql("_success_groups"))  # after the macro it calls
     return con
 
 
@@ -276,130 +256,6 @@ def _select_list(con: duckdb.DuckDBPyConnection, source: str, table: str, drop: 
             continue
         items.append(f.name if f.name in present else f"CAST(NULL AS {_duckdb_type(f.type)}) AS {f.name}")
     return ", ".join(items)
-
-
-# --------------------------------------------------------------------------- blank frames
-
-
-def is_blank_image(data: bytes, tolerance: int = DEFAULT_BLANK_TOLERANCE) -> bool:
-    """Whether an encoded image is a single colour (every band spans at most ``tolerance`` levels).
-
-    Args:
-        data: PNG, JPEG or any image bytes Pillow can decode.
-        tolerance: the largest max-min spread per band still called one colour.
-
-    Raises:
-        PIL.UnidentifiedImageError: if Pillow cannot identify the bytes.
-        OSError: if the image is truncated or corrupt.
-
-    >>> buf = io.BytesIO(); Image.new("RGB", (8, 8), (9, 9, 9)).save(buf, "PNG")
-    >>> is_blank_image(buf.getvalue())
-    True
-    """
-    with Image.open(io.BytesIO(data)) as im:
-        extrema = (im.convert("RGBA") if im.mode in ("P", "PA") else im).getextrema()
-    bands = extrema if isinstance(extrema[0], tuple) else (extrema,)
-    return all(hi - lo <= tolerance for lo, hi in bands)
-
-
-def frame_stats(
-    con: duckdb.DuckDBPyConnection,
-    *,
-    tolerance: int = DEFAULT_BLANK_TOLERANCE,
-    max_bytes_per_pixel: float = DEFAULT_MAX_BYTES_PER_PIXEL,
-    min_bytes: int = DEFAULT_MIN_BYTES,
-    refresh: bool = False,
-) -> dict[str, int]:
-    """Decode the candidate blank frames once and fill the ``frame_stats`` table.
-
-    A frame is a candidate when its encoded size is at most
-    ``min_bytes + max_bytes_per_pixel * width * height``; larger frames cannot
-    be a single colour and are not decoded. Runs once per connection unless
-    ``refresh`` is set.
-
-    Args:
-        con: a connection from :func:`connect` or :func:`connect_view`.
-        tolerance: passed to :func:`is_blank_image`.
-        max_bytes_per_pixel: the size bound's per-pixel part.
-        min_bytes: the size bound's fixed part (headers).
-        refresh: recompute even if it already ran.
-
-    Returns:
-        ``{"checked": distinct frames decoded, "blank": of which blank,
-        "undecodable": of which Pillow could not decode}``.
-    """
-    done = _meta_get(con, "frame_stats")
-    if done is not None and not refresh:
-        return dict(json.loads(done))
-    rel = con.sql(
-        "SELECT screenshot_sha256, image FROM frames "
-        "WHERE width > 0 AND height > 0 AND image IS NOT NULL AND screenshot_sha256 IS NOT NULL "
-        "AND octet_length(image) <= $min_bytes + $bpp * width * height",
-        params={"min_bytes": min_bytes, "bpp": max_bytes_per_pixel},
-    )
-    seen: set[str] = set()
-    rows: list[tuple[str, bool | None, int | None, int | None, str | None]] = []
-    # Pillow releases the GIL while decoding, so a few threads decode a batch in parallel.
-    with ThreadPoolExecutor(max_workers=min(8, os.cpu_count() or 1)) as pool:
-        for batch in _arrow_reader(rel, 64):
-            todo = []
-            for sha, data in zip(batch.column(0).to_pylist(), batch.column(1).to_pylist(), strict=True):
-                if sha not in seen:
-                    seen.add(sha)
-                    todo.append((sha, data))
-            rows.extend(pool.map(lambda item: _check_frame(item[0], item[1], tolerance), todo))
-    con.execute("DELETE FROM frame_stats")
-    if rows:
-        table = pa.table(
-            {
-                "screenshot_sha256": [r[0] for r in rows],
-                "blank": pa.array([r[1] for r in rows], pa.bool_()),
-                "image_width": pa.array([r[2] for r in rows], pa.int32()),
-                "image_height": pa.array([r[3] for r in rows], pa.int32()),
-                "error": pa.array([r[4] for r in rows], pa.string()),
-            }
-        )
-        con.register("_osgym_frame_stats_new", table)
-        con.execute("INSERT INTO frame_stats SELECT * FROM _osgym_frame_stats_new")
-        con.unregister("_osgym_frame_stats_new")
-    stats = {
-        "checked": len(rows),
-        "blank": sum(1 for r in rows if r[1]),
-        "undecodable": sum(1 for r in rows if r[4] is not None),
-    }
-    _meta_set(con, "frame_stats", json.dumps(stats))
-    return stats
-
-
-def _check_frame(sha: str, data: bytes, tolerance: int) -> tuple[str, bool | None, int | None, int | None, str | None]:
-    try:
-        with Image.open(io.BytesIO(data)) as im:
-            size = im.size
-        return sha, is_blank_image(data, tolerance), size[0], size[1], None
-    except (UnidentifiedImageError, OSError, ValueError) as exc:
-        return sha, None, None, None, f"{type(exc).__name__}: {exc}"[:200]
-
-
-def _arrow_reader(rel: duckdb.DuckDBPyRelation, batch_size: int) -> Any:
-    for name in ("to_arrow_reader", "fetch_arrow_reader", "record_batch"):
-        method = getattr(rel, name, None)
-        if method is not None:
-            return method(batch_size)
-    raise RuntimeError("this duckdb version has no Arrow reader on relations")  # pragma: no cover
-
-
-def _to_arrow(rel: duckdb.DuckDBPyRelation) -> pa.Table:
-    method = getattr(rel, "to_arrow_table", None) or rel.arrow
-    return method()
-
-
-def _meta_get(con: duckdb.DuckDBPyConnection, key: str) -> str | None:
-    rows = con.execute(f"SELECT value FROM {_META} WHERE key = $key", {"key": key}).fetchall()
-    return rows[0][0] if rows else None
-
-
-def _meta_set(con: duckdb.DuckDBPyConnection, key: str, value: str) -> None:
-    con.execute(f"INSERT OR REPLACE INTO {_META} VALUES ($key, $value)", {"key": key, "value": value})
 
 
 # --------------------------------------------------------------------------- named queries
@@ -503,7 +359,7 @@ def query(con: duckdb.DuckDBPyConnection, name: str, **params: Any) -> pa.Table:
     values = {**info.defaults, **params}
     if "step_flags" in info.sql or "frame_stats" in info.sql:
         frame_stats(con)
-    return _to_arrow(con.sql(info.sql, params=values or None))
+    return to_arrow(con.sql(info.sql, params=values or None))
 
 
 def summary(con: duckdb.DuckDBPyConnection) -> dict[str, Any]:

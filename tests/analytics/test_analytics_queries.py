@@ -11,9 +11,10 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 import pytest
+from moto import server as moto_server
 from PIL import Image
 
-from osgym.analysis import analytics
+from osgym.analysis import analytics, frames
 from osgym.dataset.schema import EPISODES
 from osgym.errors import ConfigError
 
@@ -140,12 +141,12 @@ def test_latency_percentiles(con: duckdb.DuckDBPyConnection) -> None:
 
 def test_frame_stats_decodes_only_small_candidates(con: duckdb.DuckDBPyConnection,
                                                     data: types.SimpleNamespace) -> None:
-    stats = analytics.frame_stats(con)
+    stats = frames.frame_stats(con)
     assert stats == {"checked": 3, "blank": 2, "undecodable": 0}  # B, BJ and NB; noise frames are too big
     blank = {r[0] for r in con.sql("SELECT screenshot_sha256 FROM frame_stats WHERE blank").fetchall()}
     assert blank == {data.sha("B"), data.sha("BJ")}
-    assert analytics.frame_stats(con) == stats  # cached per connection
-    assert analytics.frame_stats(con, max_bytes_per_pixel=10, refresh=True)["checked"] == 13
+    assert frames.frame_stats(con) == stats  # cached per connection
+    assert frames.frame_stats(con, max_bytes_per_pixel=10, refresh=True)["checked"] == 13
 
 
 def test_quality_by_episode(con: duckdb.DuckDBPyConnection) -> None:
@@ -243,7 +244,7 @@ def test_undecodable_small_frame_is_reported_not_blank(tmp_path: Path, data: typ
     steps[0]["screenshot_sha256"] = hashlib.sha256(garbage).hexdigest()
     v = data.write_view(tmp_path, {"episodes": [[ep]], "steps": [steps]})
     with analytics.connect_view(v) as c:
-        assert analytics.frame_stats(c) == {"checked": 1, "blank": 0, "undecodable": 1}
+        assert frames.frame_stats(c) == {"checked": 1, "blank": 0, "undecodable": 1}
         assert rows(c, "quality_flags")[0]["steps"] == 0
         (err,) = c.sql("SELECT error FROM frame_stats").fetchall()[0]
         assert err.startswith(("UnidentifiedImageError", "OSError", "SyntaxError", "ValueError"))
@@ -257,19 +258,18 @@ def _encode(im: Image.Image, fmt: str, **kw: Any) -> bytes:
 
 def test_is_blank_image() -> None:
     plain = Image.new("RGB", (32, 16), (1, 2, 3))
-    assert analytics.is_blank_image(_encode(plain, "PNG"))
-    assert analytics.is_blank_image(_encode(plain, "JPEG", quality=80))
-    assert analytics.is_blank_image(_encode(plain.convert("P", palette=Image.Palette.ADAPTIVE), "PNG"))
-    assert analytics.is_blank_image(_encode(Image.new("L", (8, 8), 0), "PNG"))
+    assert frames.is_blank_image(_encode(plain, "PNG"))
+    assert frames.is_blank_image(_encode(plain, "JPEG", quality=80))
+    assert frames.is_blank_image(_encode(plain.convert("P", palette=Image.Palette.ADAPTIVE), "PNG"))
+    assert frames.is_blank_image(_encode(Image.new("L", (8, 8), 0), "PNG"))
     dot = plain.copy()
     dot.putpixel((3, 3), (9, 2, 3))
-    assert not analytics.is_blank_image(_encode(dot, "PNG"))
-    assert analytics.is_blank_image(_encode(dot, "PNG"), tolerance=8)
+    assert not frames.is_blank_image(_encode(dot, "PNG"))
+    assert frames.is_blank_image(_encode(dot, "PNG"), tolerance=8)
 
 
 def test_s3_route_with_registered_arrow_datasets(dataset_root: Path, data: types.SimpleNamespace) -> None:
     """The arrow route over a real S3 API (moto's server) via pyarrow's S3FileSystem; no httpfs."""
-    moto_server = pytest.importorskip("moto.server")
     import boto3
     import pyarrow.dataset as pads
     import pyarrow.fs as pafs

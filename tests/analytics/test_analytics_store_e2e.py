@@ -15,13 +15,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from moto import server as moto_server
 
+from osgym import dataset as store
 from osgym.analysis import analytics
 from osgym.episodes.trajectory import EpisodeResult, Step, Trajectory
-
-store = pytest.importorskip("osgym.dataset")
-if not hasattr(store, "DatasetWriter"):  # pragma: no cover - the store is written in parallel
-    pytest.skip("osgym.dataset has no DatasetWriter yet", allow_module_level=True)
 
 
 def results(data: types.SimpleNamespace, run_id: str, eids: list[str]) -> list[EpisodeResult]:
@@ -74,7 +72,6 @@ def test_local_store(tmp_path: Path, data: types.SimpleNamespace) -> None:
 
 @pytest.fixture
 def moto_s3() -> Iterator[tuple[str, Any]]:
-    moto_server = pytest.importorskip("moto.server")
     import boto3
 
     from osgym.dataset.backends.s3 import S3Options

@@ -12,8 +12,9 @@ import pytest
 from PIL import Image
 
 import osgym.agents.policies.openai
+from osgym.agents.parsers import get_format
 from osgym.agents.policies.base import Decision, Policy
-from osgym.agents.policies.openai import DEFAULT_SYSTEM_PROMPTS, OpenAIPolicy, OpenAIPolicyConfig
+from osgym.agents.policies.openai import OpenAIPolicy, OpenAIPolicyConfig
 from osgym.errors import ConfigError, PolicyError, error_class_of
 from osgym.replicas.actions import Click, Done, Fail, Hotkey, Press, Typing
 
@@ -427,7 +428,7 @@ class TestConfig:
     def test_defaults(self) -> None:
         config = OpenAIPolicyConfig(model="m", base_url="http://host:8000/v1/")
         assert config.base_url == "http://host:8000/v1"
-        assert config.resolved_system_prompt == DEFAULT_SYSTEM_PROMPTS["pyautogui"]
+        assert config.resolved_system_prompt == get_format("pyautogui").prompt
         assert config.timeout > 0 and config.max_retries >= 1
 
     def test_custom_prompts_with_braces(self, fake_openai, make_policy, make_observation, make_task) -> None:

@@ -34,7 +34,7 @@ import random
 import time
 import weakref
 from collections import deque
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
 from typing import TYPE_CHECKING, Any
@@ -64,7 +64,6 @@ if TYPE_CHECKING:
     from osgym.episodes.trajectory import Step
 
 __all__ = [
-    "DEFAULT_SYSTEM_PROMPTS",
     "DEFAULT_USER_PROMPT",
     "OpenAIPolicy",
     "OpenAIPolicyConfig",
@@ -76,25 +75,6 @@ DEFAULT_BASE_URL = "http://127.0.0.1:8000/v1"
 DEFAULT_TIMEOUT_S = 60.0
 DEFAULT_CONNECT_TIMEOUT_S = 10.0
 _BODY_EXCERPT = 300
-
-class _DefaultPrompts(Mapping[str, str]):
-    """The registered formats' default prompts, read live from the registry."""
-
-    def __getitem__(self, name: str) -> str:
-        prompt = get_format(name).prompt if name in format_names() else None
-        if prompt is None:
-            raise KeyError(name)
-        return prompt
-
-    def __iter__(self) -> Iterator[str]:
-        return (name for name in format_names() if get_format(name).prompt is not None)
-
-    def __len__(self) -> int:
-        return sum(1 for _ in self)
-
-
-DEFAULT_SYSTEM_PROMPTS: Mapping[str, str] = _DefaultPrompts()
-"""The system prompt used when the config gives none, by action format (from each format's registration)."""
 
 DEFAULT_USER_PROMPT = "Here is the current screenshot. What is the next action?"
 """The text sent with the first screenshot of the window of turns."""
@@ -159,7 +139,7 @@ class OpenAIPolicyConfig(BaseModel):
     api_key: SecretStr | None = Field(default_factory=_default_api_key)
     """Sent as a bearer token; defaults to ``$OPENAI_API_KEY``; never in ``config()``."""
     system_prompt: str | None = None
-    """``None`` picks :data:`DEFAULT_SYSTEM_PROMPTS` for the action format."""
+    """``None`` picks the action format's registered prompt (``get_format(action_format).prompt``)."""
     user_prompt: str = DEFAULT_USER_PROMPT
     action_format: str = "pyautogui"
     """A name in the action-format registry (:func:`osgym.agents.parsers.format_names`)."""

@@ -11,7 +11,7 @@ import pyarrow as pa
 from rich.console import Console
 from rich.table import Table
 
-from osgym.analysis import analytics
+from osgym.analysis import analytics, frames
 from osgym.replicas import cost
 
 
@@ -155,7 +155,7 @@ def print_report(
 
 def blank_note(con: duckdb.DuckDBPyConnection) -> str:
     """A sentence on how blank frames were found (frames decoded, blank, undecodable)."""
-    stats = analytics.frame_stats(con)
+    stats = frames.frame_stats(con)
     return (
         f"Blank-frame check: decoded {stats['checked']} small candidate frame(s), "
         f"{stats['blank']} single-colour, {stats['undecodable']} undecodable; "

@@ -18,6 +18,7 @@ import duckdb
 from PIL import Image, UnidentifiedImageError
 
 from osgym.analysis import analytics
+from osgym.analysis.duck import arrow_batches
 from osgym.analysis.report.overlay import describe_action, draw_action, parse_action
 from osgym.analysis.report.page import CSS
 from osgym.analysis.report.tables import format_value
@@ -130,7 +131,7 @@ def _write_trajectory(
     steps_html: list[str] = []
     gif_frames: list[Image.Image] = []
     pointer: tuple[int, int] | None = None
-    for batch in analytics._arrow_reader(rel, 8):
+    for batch in arrow_batches(rel, 8):
         for row in batch.to_pylist():
             html_part, pointer, frame = _write_step(folder, row, pointer, gif, gif_max_side)
             steps_html.append(html_part)
