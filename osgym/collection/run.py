@@ -38,7 +38,7 @@ from osgym.collection.recipe import Recipe, load_recipe
 from osgym.dataset import DatasetWriter, write_sidecar
 from osgym.replicas import images
 from osgym.replicas.events import events_table
-from osgym.replicas.pool import PoolEvent, ReplicaPool
+from osgym.replicas.pool import PoolEvent, ReplicaPool, limits_for
 from osgym.settings import settings
 
 EpisodeCallback = Callable[[EpisodeSummary], None]
@@ -185,7 +185,8 @@ class Collection:
             self.skipped, self.pending = len(committed), len(todo)
             with ReplicaPool(image, rec.replicas, standby=rec.standby, screen=rec.screen, hosts=rec.hosts,
                              host_name=settings().host_name, compat=rec.compat, force=rec.force,
-                             egress=rec.egress == "open", on_event=self.on_event) as pool:
+                             egress=rec.egress == "open", limits=limits_for(rec.tier),
+                             on_event=self.on_event) as pool:
                 self._pool = pool
                 self._collector = Collector(rec, pool, image, sink=_locked(writer.add))
                 try:

@@ -38,7 +38,7 @@ from osgym.retrying import retrying
 if TYPE_CHECKING:
     from osgym.replicas.pool import ReplicaPool
 
-__all__ = ["CONTROL_PORT", "COMPAT_CAP_DROP", "PoolStats", "Provisioner", "ReplicaLimits"]
+__all__ = ["CONTROL_PORT", "COMPAT_CAP_DROP", "TIER_LIMITS", "PoolStats", "Provisioner", "ReplicaLimits", "limits_for"]
 
 CONTROL_PORT = 5000
 START_ATTEMPTS = 3
@@ -60,6 +60,22 @@ class ReplicaLimits:
     cpus: float = 1.0
     pids: int = 512
     shm_mib: int = 64
+
+
+TIER_LIMITS: dict[str, ReplicaLimits] = {
+    "desktop": ReplicaLimits(),
+    "desktop-full": ReplicaLimits(),
+    # Measured (BENCHMARKS.md, apps tier): the XFCE session idles at APPS_IDLE MiB; Chromium and
+    # Calc open together take APPS_BOTH MiB by the container's cgroup, past the default 512 MiB.
+    # Chromium, LibreOffice and Thunderbird each run dozens of threads, and pids_limit counts threads.
+    "apps": ReplicaLimits(mem_mib=1536, pids=2048),
+}
+"""Per-tier defaults: the image's apps decide how much memory and how many threads a replica needs."""
+
+
+def limits_for(tier: str) -> ReplicaLimits:
+    """The default :class:`ReplicaLimits` for an image tier (``desktop``'s for an unknown one)."""
+    return TIER_LIMITS.get(tier, ReplicaLimits())
 
 
 @dataclass
