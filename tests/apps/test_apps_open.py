@@ -29,7 +29,13 @@ SETTLE_S = 8.0
 (LibreOffice's tip of the day, VLC's privacy prompt, Thunderbird's account hub) come up
 within a few seconds of the main window on this machine, under load."""
 
-MENU_ROLES = {"menu-bar", "menu", "menu-item", "check-menu-item", "radio-menu-item", "tool-bar"}
+MENU_ROLES = frozenset({"menu-bar", "menu", "menu-item", "check-menu-item", "radio-menu-item", "tool-bar"})
+BUTTON_ROLES = frozenset({"push-button", "toggle-button", "menu-button"})
+HEADER_BAR_ROLES = MENU_ROLES | BUTTON_ROLES
+"""gedit 44 has no menu bar: its header bar's buttons (Open, Save, the main menu) are its toolbar."""
+INVISIBLE_PX = 4
+"""Windows of at most this many pixels are not dialogs: LibreOffice maps a 1x1 "LibreOffice 7.4"
+helper window beside every document window."""
 
 
 @dataclass(frozen=True)
@@ -39,7 +45,9 @@ class App:
     window: str
     """Substring of the window's title or WM class (case-insensitive)."""
     a11y_app: str
-    """Substring of the application's name in the AT-SPI tree (case-insensitive)."""
+    """Substring of the application's name in the AT-SPI tree (case-insensitive); ``|`` separates alternatives."""
+    roles: frozenset[str] = MENU_ROLES
+    """Roles that count as the app's menu or toolbar items (named ones only)."""
 
 
 APPS = [
@@ -47,12 +55,12 @@ APPS = [
     App("writer", "libreoffice --writer", "libreoffice-writer", "soffice"),
     App("calc", "libreoffice --calc", "libreoffice-calc", "soffice"),
     App("impress", "libreoffice --impress", "libreoffice-impress", "soffice"),
-    App("gimp", "gimp", "gimp", "gimp"),
+    App("gimp", "gimp", "gimp", "gimp|gnu image manipulation program"),
     App("vlc", "vlc", "vlc", "vlc"),
     App("thunderbird", "thunderbird", "thunderbird", "thunderbird"),
     App("terminal", "xfce4-terminal", "xfce4-terminal", "xfce4-terminal"),
     App("thunar", "thunar", "thunar", "thunar"),
-    App("gedit", "gedit", "gedit", "gedit"),
+    App("gedit", "gedit", "gedit", "gedit", HEADER_BAR_ROLES),
     App("mousepad", "mousepad", "mousepad", "mousepad"),
 ]
 
@@ -61,13 +69,18 @@ def _matches(w: Window, needle: str) -> bool:
     return needle.lower() in w.title.lower() or needle.lower() in w.wm_class.lower()
 
 
-def _menu_items(xml: str, app_name: str) -> list[str]:
-    """Roles of the menu and toolbar elements under the application named like ``app_name``."""
+def _menu_items(xml: str, app: App) -> list[str]:
+    """``role:name`` of the named menu and toolbar items under the application named like ``app.a11y_app``:
+    elements with one of ``app.roles``, and buttons inside a tool bar."""
     root = ET.fromstring(xml)
     found: list[str] = []
-    for app in root:
-        if app_name.lower() in (app.get("name") or "").lower():
-            found += [el.tag for el in app.iter() if el.tag in MENU_ROLES]
+    names = app.a11y_app.lower().split("|")
+    for node in root:
+        if any(n in (node.get("name") or "").lower() for n in names):
+            found += [f"{el.tag}:{el.get('name')}" for el in node.iter() if el.tag in app.roles and el.get("name")]
+            for bar in node.iter("tool-bar"):
+                found += [f"{el.tag}:{el.get('name')}" for el in bar.iter()
+                          if el.tag in BUTTON_ROLES and el.get("name") and el.tag not in app.roles]
     return found
 
 
@@ -84,20 +97,50 @@ def test_app_opens_clean(app: App, make_pool: Callable[..., ReplicaPool]) -> Non
             main = next((w for w in replica.windows() if w.id not in before and _matches(w, app.window)), None)
             if main is None:
                 time.sleep(0.25)
-        new = [f"{w.title!r} ({w.wm_class})" for w in replica.windows() if w.id not in before]
-        assert main is not None, f"{app.id}: no window like {app.window!r} within {MAP_TIMEOUT_S} s; new: {new}"
+        if main is None:  # say how late it was (or that it never came), to tell a slow start from a broken one
+            late = time.monotonic() + 40
+            while main is None and time.monotonic() < late:
+                main = next((w for w in replica.windows() if w.id not in before and _matches(w, app.window)), None)
+                time.sleep(0.5)
+            after = time.monotonic() - deadline + MAP_TIMEOUT_S
+            came = f"it mapped {after:.0f} s after launch" if main else "none in 60 s"
+            new = [f"{w.title!r} ({w.wm_class})" for w in replica.windows() if w.id not in before]
+            pytest.fail(f"{app.id}: no window like {app.window!r} within {MAP_TIMEOUT_S} s ({came}); new: {new}")
 
         settle_end = time.monotonic() + SETTLE_S
         extra: list[str] = []
         while time.monotonic() < settle_end and not extra:
-            extra = [f"{w.title!r} ({w.wm_class})" for w in replica.windows() if w.id not in before | {main.id}]
+            extra = [f"{w.title!r} ({w.wm_class}, {w.width}x{w.height})" for w in replica.windows()
+                     if w.id not in before | {main.id} and w.width * w.height > INVISIBLE_PX]
             time.sleep(0.25)
         assert not extra, f"{app.id}: other windows appeared beside {main.title!r}: {extra}"
 
         items: list[str] = []
         deadline = time.monotonic() + 20
         while len(items) < 3 and time.monotonic() < deadline:  # the app registers with AT-SPI a bit after mapping
-            items = _menu_items(replica.accessibility(timeout=30), app.a11y_app)
+            items = _menu_items(replica.accessibility(timeout=30), app)
             if len(items) < 3:
                 time.sleep(1)
         assert len(items) >= 3, f"{app.id}: accessibility tree has {items} under an app named like {app.a11y_app!r}"
+
+
+def test_chromium_devtools_answers_inside_on_loopback_only(make_pool: Callable[..., ReplicaPool]) -> None:
+    """DevTools (for task setup and checks inside the replica) listens on 127.0.0.1:9222 and nowhere else."""
+    pool = make_pool(1, screen=SCREEN, limits=limits_for("apps"))
+    with pool.lease(timeout=120) as replica:
+        replica.launch("chromium")
+        probe = ("import json, time, urllib.request\n"
+                 "for _ in range(120):\n"
+                 "    try:\n"
+                 "        print(json.load(urllib.request.urlopen('http://127.0.0.1:9222/json/version', timeout=2))"
+                 "['Browser']); break\n"
+                 "    except OSError: time.sleep(0.5)\n")
+        res = replica.execute(["python3", "-c", probe], timeout=90)
+        assert res.output.startswith(("Chrome/", "Chromium/")), res  # Browser: "Chrome/150.0..."
+        # Every socket listening on 9222 (0x2406), IPv4 and IPv6: its local address must be loopback.
+        listeners = []
+        for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+            rows = replica.execute(["cat", table], timeout=10).output.splitlines()[1:]
+            listeners += [r.split()[1] for r in rows if r.split()[3] == "0A" and r.split()[1].endswith(":2406")]
+        assert listeners, "nothing listens on port 9222"
+        assert set(listeners) <= {"0100007F:2406", "00000000000000000000000001000000:2406"}, listeners
