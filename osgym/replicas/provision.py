@@ -65,10 +65,12 @@ class ReplicaLimits:
 TIER_LIMITS: dict[str, ReplicaLimits] = {
     "desktop": ReplicaLimits(),
     "desktop-full": ReplicaLimits(),
-    # Measured (BENCHMARKS.md, apps tier): the XFCE session idles at APPS_IDLE MiB; Chromium and
-    # Calc open together take APPS_BOTH MiB by the container's cgroup, past the default 512 MiB.
-    # Chromium, LibreOffice and Thunderbird each run dozens of threads, and pids_limit counts threads.
-    "apps": ReplicaLimits(mem_mib=1536, pids=2048),
+    # Measured with bench/bench_apps_tier.py (cgroup memory usage, page cache included, medians of 3):
+    # the XFCE session idles at 165 MiB; with Chromium (one tab) and Calc open, 473 MiB (peak 479),
+    # within 40 MiB of the default 512 MiB limit before a page is loaded or a second app opens.
+    # 1536 MiB leaves room for a few tabs plus GIMP or Thunderbird. pids_limit counts threads:
+    # 132 with Chromium + Calc, so 1024 leaves room for more apps without lifting the fork-bomb cap.
+    "apps": ReplicaLimits(mem_mib=1536, pids=1024),
 }
 """Per-tier defaults: the image's apps decide how much memory and how many threads a replica needs."""
 
