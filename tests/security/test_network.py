@@ -273,11 +273,13 @@ def test_egress_replica_reaches_public_decoy_only(  # type: ignore[no-untyped-de
 
 
 @pytest.mark.docker
-@pytest.mark.parametrize("mode", ["compat", "tcp"])
+@pytest.mark.parametrize("mode", ["compat", "tcp", "compat-egress"])
 def test_compat_and_tcp_replicas_have_no_egress_and_loopback_only_ports(  # type: ignore[no-untyped-def]
     make_pool, docker_client, netsec_outside: Outside, netsec_host_decoys: Callable[[str], HostDecoy], mode: str
 ) -> None:
-    pool: ReplicaPool = make_pool(1, **({"compat": True} if mode == "compat" else {"transport": "tcp"}))
+    """No egress at all unless the operator allows it (then public only); reached only through loopback."""
+    kw = {"compat": {"compat": True}, "tcp": {"transport": "tcp"}, "compat-egress": {"compat": True, "egress": True}}
+    pool: ReplicaPool = make_pool(1, **kw[mode])
     with pool.lease() as r:
         net, settings = _network_of(r)
         assert net != "bridge"
@@ -290,7 +292,8 @@ def test_compat_and_tcp_replicas_have_no_egress_and_loopback_only_ports(  # type
         targets = [(o.public, DECOY_PORT), (o.private, DECOY_PORT), (o.link_local, DECOY_PORT),
                    (settings["Gateway"], everywhere.port), *((a, everywhere.port) for a in _host_addresses())]
         results = _probe(r, targets)
-        assert _reached(results) == {}, json.dumps(results, indent=1)
+        expected = [f"{o.public}:{DECOY_PORT}"] if mode == "compat-egress" else []
+        assert list(_reached(results)) == expected, json.dumps(results, indent=1)
         assert r.health()["status"] == "ok"  # reached only through the loopback mapping, which still works
 
 
