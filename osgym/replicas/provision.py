@@ -2,7 +2,8 @@
 
 :class:`Provisioner` places each new replica on the host with the most free planned
 capacity, writes its token into its run directory, creates the container with the
-pool's limits, labels and network, and polls it until ``/health`` answers and a
+pool's limits, labels and network (none, or one of osgym's fenced networks:
+:mod:`osgym.replicas.network`), and polls it until ``/health`` answers and a
 screenshot is non-empty. A failed start is retried on a fresh container (up to three
 tries, :func:`osgym.retrying.retrying`); its host's failure rate goes up, and an
 unreachable daemon quarantines the host. The pool owns one provisioner and keeps the
@@ -32,6 +33,7 @@ from osgym.errors import PoolError, ReplicaError, ReplicaStartTimeout, ReplicaUn
 from osgym.replicas.client import Replica, ReplicaState
 from osgym.replicas.events import PoolEvent
 from osgym.replicas.hosts import DockerHost
+from osgym.replicas.network import container_sysctls
 from osgym.replicas.reaper import OWNER_LABEL, POOL_LABEL, REPLICA_LABEL, RUN_DIR_LABEL
 from osgym.retrying import retrying
 
@@ -200,8 +202,11 @@ class Provisioner:
             mem_limit=f"{pool.limits.mem_mib}m", memswap_limit=f"{pool.limits.mem_mib}m",
             nano_cpus=int(pool.limits.cpus * 1e9), pids_limit=pool.limits.pids,
             shm_size=f"{pool.limits.shm_mib}m", init=True,
-            network_mode="bridge" if pool.egress else "none",
+            # never Docker's default bridge: osgym's own fenced network, or none (osgym.replicas.network)
+            network_mode=pool.network_name or "none",
         )
+        if pool.network_name:
+            host_kw["sysctls"] = container_sysctls()
         create_kw: dict[str, Any] = {}
         if pool.compat:
             env["OSGYM_COMPAT"] = "1"
