@@ -91,7 +91,7 @@ def test_bad_requests_get_json_4xx_and_the_server_survives(replica: Replica) -> 
 
 
 def test_tcp_transport_publishes_on_loopback_only(make_pool) -> None:  # type: ignore[no-untyped-def]
-    pool = make_pool(1, transport="tcp")
+    pool = make_pool(1, transport="tcp", egress=True)  # a published port needs a bridge network
     with pool.lease() as r:
         r.container.reload()
         bindings = r.container.attrs["NetworkSettings"]["Ports"]["5000/tcp"]

@@ -93,16 +93,21 @@ class ReplicaPool:
         screen: X screen size of each replica.
         egress: give replicas a bridge network (default: none, no route anywhere).
         transport: "unix" (socket in a bind-mounted directory, default; local hosts only) or
-            "tcp" (port published on 127.0.0.1; needs a bridge network).
+            "tcp" (port published on 127.0.0.1; needs a bridge network, so ``egress=True``).
         compat: OSWorld compatibility mode: tokenless replicas on ``http://127.0.0.N:5000``, a bridge
-            network, no ``no-new-privileges`` and Docker's default capabilities minus
-            :data:`COMPAT_CAP_DROP`, so ``sudo`` works. Trusted agents only.
+            network (so ``egress=True``), no ``no-new-privileges`` and Docker's default capabilities
+            minus :data:`COMPAT_CAP_DROP`, so ``sudo`` works. Trusted agents only.
         force: start even if ``size + standby`` exceeds the hosts' planned capacity.
         health_interval: seconds between background health probes of idle replicas (0 disables).
         start_concurrency: containers started at once.
         start_timeout: seconds a replica may take to become ready.
         timeouts: control-request deadlines.
         on_event: called with every :class:`PoolEvent`, from the pool's threads.
+
+    Raises:
+        ConfigError: if ``size``, ``standby`` or ``transport`` is out of range, ``compat`` or
+            ``transport="tcp"`` comes without ``egress=True``, or a unix transport meets a remote host.
+        PoolError: if every Docker host is unreachable.
     """
 
     def __init__(
@@ -140,9 +145,16 @@ class ReplicaPool:
         self.name = name or f"osgym-{uuid.uuid4().hex[:8]}"
         self.limits = limits
         self.screen = screen
+        if (compat or transport == "tcp") and not egress:
+            # Docker publishes a port only from a bridge network, and a bridge network routes out:
+            # a TCP control port is egress, so the caller must ask for it rather than get it silently.
+            what = "compat=True" if compat else "transport='tcp'"
+            raise ConfigError(f"{what} needs egress=True: its control port is published from a bridge network, "
+                              "which also gives the replica a route out (a recipe needs egress: open and the "
+                              "operator's OSGYM_ALLOW_EGRESS)")
         self.compat = compat
         self.transport = "tcp" if compat else transport
-        self.egress = egress or compat or self.transport == "tcp"
+        self.egress = egress
         self.force = force
         self.health_interval = health_interval
         self.start_timeout = start_timeout

@@ -106,7 +106,7 @@ def test_reap_without_pool_spares_pools_whose_owner_is_alive(docker_client, imag
 
 
 def test_compat_mode_serves_tokenless_on_its_own_loopback_address_and_sudo_works(make_pool) -> None:  # type: ignore[no-untyped-def]
-    pool: ReplicaPool = make_pool(2, compat=True)
+    pool: ReplicaPool = make_pool(2, compat=True, egress=True)
     with pool.lease() as a, pool.lease() as b:
         for r in (a, b):
             assert r.api.endpoint.startswith("http://127.0.") and r.api.endpoint.endswith(":5000")
