@@ -113,8 +113,9 @@ class Collection:
         on_event: called with each replica lifecycle event, from the pool's threads.
 
     Raises:
-        ConfigError: if the recipe is invalid or names tasks its suite does not have; before any
-            replica starts.
+        ConfigError: if the recipe is invalid, names tasks its suite does not have, or asks for a
+            privileged switch (``compat``, ``egress: open``, ``force``) the operator's settings do
+            not allow; before any replica starts.
         ValueError: if ``shard`` is not in ``0..shards-1``.
     """
 
@@ -129,6 +130,8 @@ class Collection:
         on_event: EventCallback | None = None,
     ) -> None:
         self.recipe = recipe if isinstance(recipe, Recipe) else load_recipe(recipe)
+        self.settings = settings()
+        self.recipe.check_consent(self.settings)
         self.run_id = run_id or new_run_id()
         self.shard = shard
         self.part = part_name(shard, shards)
@@ -183,9 +186,12 @@ class Collection:
             committed = writer.committed_episode_ids()
             todo = [j for j in self.jobs if j.episode_id not in committed]
             self.skipped, self.pending = len(committed), len(todo)
-            with ReplicaPool(image, rec.replicas, standby=rec.standby, screen=rec.screen, hosts=rec.hosts,
-                             host_name=settings().host_name, compat=rec.compat, force=rec.force,
-                             egress=rec.egress == "open", on_event=self.on_event) as pool:
+            # The privileged switches were allowed by the operator in __init__ (check_consent);
+            # where replicas run is the operator's alone.
+            with ReplicaPool(image, rec.replicas, standby=rec.standby, screen=rec.screen,
+                             hosts=self.settings.hosts or None, host_name=self.settings.host_name,
+                             compat=rec.compat, force=rec.force, egress=rec.egress == "open",
+                             on_event=self.on_event) as pool:
                 self._pool = pool
                 self._collector = Collector(rec, pool, image, sink=_locked(writer.add))
                 try:

@@ -111,7 +111,7 @@ class ReplicaPool:
     Raises:
         ConfigError: if ``size``, ``standby`` or ``transport`` is out of range, or a host is not a Docker
             daemon on this machine.
-        PoolError: if no Docker host answers.
+        PoolError: if every Docker host is unreachable.
     """
 
     def __init__(
