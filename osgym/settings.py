@@ -93,6 +93,8 @@ class Settings(BaseSettings):
                                                     "(default /run/osgym as root, else /tmp/osgym-<uid>)")
     images_dir: Path | None = Field(None, description="where replica_images/ lives (default: beside the package)")
     host_name: str = Field("local", description="this worker's name in pool events and episode rows")
+    task_files_dir: Path | None = Field(None, description="the one directory task files may read local files from "
+                                                          "(download, upload_file, cloud_file); unset: none")
     openai_api_key: SecretStr | None = Field(None, validation_alias="OPENAI_API_KEY",
                                              description="the openai policy's key (the usual variable); "
                                                          "recipes cannot carry keys")

@@ -176,6 +176,14 @@ class Recipe(_Strict):
             raise ValueError(f"expected width 320..7680 and height 240..4320, actual {v[0]}x{v[1]}")
         return v
 
+    @field_validator("store")
+    @classmethod
+    def _store(cls, v: str) -> str:
+        from osgym.dataset.uri import parse_uri
+
+        parse_uri(v)  # its ValueError names what a store URI may be; probed for writing before replicas start
+        return v
+
     @property
     def dataset_name(self) -> str:
         return self.dataset or self.name

@@ -36,6 +36,7 @@ from osgym.collection.collector import (
 )
 from osgym.collection.recipe import Recipe, load_recipe
 from osgym.dataset import DatasetWriter, write_sidecar
+from osgym.dataset.backends import open_backend
 from osgym.replicas import images
 from osgym.replicas.events import events_table
 from osgym.replicas.pool import PoolEvent, ReplicaPool
@@ -171,14 +172,20 @@ class Collection:
 
         Raises:
             RuntimeError: if this collection already ran (make a new one with the same run_id to resume).
+            StoreError: if the store cannot be written: checked (a probe write and delete) before the
+                image is built or any replica starts, and again on every shard.
+            ValueError: if the store URI is malformed.
             ReplicaError: if the pool cannot start (image missing, hosts full, Docker unreachable).
-            StoreError: if the store cannot be written.
         """
         if self._started:
             raise RuntimeError(f"run {self.run_id} already ran; resume it with a new Collection(run_id=...)")
         self._started = True
         execute = execute or run_in_threads
         rec = self.recipe
+        # Probe the store (a write, then a delete) before the image build and the pool: a store that is
+        # down, missing or read-only fails the run in seconds, not after minutes of build, replica
+        # starts and episodes whose first shard it then refuses.
+        open_backend(rec.store, rec.dataset_name).check()
         image = rec.image or images.ensure_image(rec.tier)
         t0 = time.monotonic()
         with DatasetWriter(rec.store, rec.dataset_name, self.run_id, run_config=run_config(rec, image),

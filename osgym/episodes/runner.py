@@ -58,7 +58,7 @@ def run_episode(
     deadline = start + limits.deadline_s
     t0 = time.perf_counter()
     try:
-        run_setup(replica, task.config)
+        run_setup(replica, task.config, task_id=task.id)
     except TaskError as exc:
         return _end(traj, "error", exc)
     finally:

@@ -43,7 +43,7 @@ from collections import deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import httpx
 from PIL import Image, UnidentifiedImageError
@@ -256,6 +256,8 @@ class OpenAIPolicy:
     """
 
     name = "openai"
+    options_model: ClassVar[type[BaseModel]] = OpenAIPolicyConfig
+    """A recipe's ``policy.options`` are this config's fields (an unknown key is refused when it loads)."""
 
     def __init__(
         self,
