@@ -13,8 +13,8 @@
   :mod:`~osgym.replicas.cost`: what running them costs.
 """
 
-from osgym.replicas.client import Replica, ReplicaState, Timeouts
+from osgym.replicas.client import Replica, ReplicaState, ResponseCaps, Timeouts
 from osgym.replicas.events import PoolEvent
 from osgym.replicas.pool import ReplicaPool, reap
 
-__all__ = ["PoolEvent", "Replica", "ReplicaPool", "ReplicaState", "Timeouts", "reap"]
+__all__ = ["PoolEvent", "Replica", "ReplicaPool", "ReplicaState", "ResponseCaps", "Timeouts", "reap"]

@@ -40,6 +40,7 @@ from osgym.replicas.hosts import DockerHost
 from osgym.replicas.network import container_sysctls
 from osgym.replicas.reaper import OWNER_LABEL, POOL_LABEL, REPLICA_LABEL, RUN_DIR_LABEL
 from osgym.retrying import retrying
+from osgym.settings import settings
 
 if TYPE_CHECKING:
     from osgym.replicas.pool import ReplicaPool
@@ -66,6 +67,16 @@ class ReplicaLimits:
     cpus: float = 1.0
     pids: int = 512
     shm_mib: int = 64
+    tmp_mib: int = 256
+    """Size of ``/tmp``, a tmpfs: what the agent (or a recording) can fill there. Its pages
+    count against ``mem_mib``, as ``/dev/shm``'s do."""
+    log_mib: int = 4
+    """Size of each of the two json-file logs Docker keeps of the container's output."""
+    disk_mib: int | None = None
+    """Size of the container's writable layer (Docker's ``storage_opt size``), which holds
+    the home directory. ``None`` leaves it unbounded: only some storage drivers support it
+    (overlay2 on xfs mounted with ``pquota``, btrfs, zfs), and Docker refuses to create the
+    container on the others. Unset here, ``OSGYM_REPLICA_DISK_MIB`` gives it."""
 
 
 @dataclass
@@ -210,9 +221,17 @@ class Provisioner:
             shm_size=f"{pool.limits.shm_mib}m", init=True,
             # never Docker's default bridge: osgym's own fenced network, or none (osgym.replicas.network)
             network_mode=pool.network_name or "none",
+            # What an agent can fill on the host: /tmp (a bounded tmpfs; exec, as a disk /tmp allows)
+            # and the container's log, rotated. The writable layer only where the driver can bound it.
+            tmpfs={"/tmp": f"rw,exec,nosuid,nodev,size={pool.limits.tmp_mib}m,mode=1777"},
+            log_config={"Type": "json-file",
+                        "Config": {"max-size": f"{pool.limits.log_mib}m", "max-file": "2"}},
         )
         if pool.network_name:
             host_kw["sysctls"] = container_sysctls()
+        disk_mib = pool.limits.disk_mib if pool.limits.disk_mib is not None else settings().replica_disk_mib
+        if disk_mib is not None:
+            host_kw["storage_opt"] = {"size": f"{disk_mib}m"}
         create_kw: dict[str, Any] = {}
         if pool.compat:
             env["OSGYM_COMPAT"] = "1"

@@ -61,7 +61,7 @@ from osgym.agents.parsers import CoordSpace, ReplyContext, format_names, get_for
 from osgym.agents.policies.base import Decision
 from osgym.agents.policies.registry import register_policy
 from osgym.errors import ConfigError, PolicyError
-from osgym.replicas.actions import Action
+from osgym.replicas.actions import Action, check_reply
 from osgym.replicas.observation import Observation
 from osgym.retrying import backoff, retrying
 from osgym.settings import OPENAI_API_BASE, settings, url_under
@@ -481,6 +481,7 @@ class OpenAIPolicy:
         context = ReplyContext(image_size, screen, self._config.uitars_coord_space)
         try:
             thought, actions = get_format(fmt).parse(raw, context)
+            check_reply(actions)  # every format, a registered third-party one too
         except PolicyError as exc:
             raise PolicyError(f"cannot parse the {fmt} reply ({exc}): {_excerpt(raw)}") from exc
         if not actions:
