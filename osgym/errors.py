@@ -6,6 +6,7 @@
     ├── ReplicaError           a replica misbehaved; the episode may be retried on a fresh one
     │   ├── ReplicaStartTimeout
     │   ├── ReplicaUnreachable
+    │   ├── ResponseTooLarge
     │   └── ActionFailed
     ├── RequestRejected        the replica refused a request as invalid (4xx): retrying won't help
     ├── PoolError              the pool cannot hand out a replica
@@ -48,6 +49,10 @@ class ReplicaStartTimeout(ReplicaError):
 
 class ReplicaUnreachable(ReplicaError):
     """Raised when a replica's control API does not answer (dead, hung or gone)."""
+
+
+class ResponseTooLarge(ReplicaError):
+    """Raised when a replica's answer is larger than the client reads for that request (or encoded)."""
 
 
 class ActionFailed(ReplicaError):

@@ -10,9 +10,78 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Annotated, Any
+from urllib.parse import unquote, urlsplit
 
-from pydantic import Field, SecretStr
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic import Field, SecretStr, ValidationError, field_validator
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+
+from osgym.errors import ConfigError
+
+OPENAI_API_BASE = "https://api.openai.com/v1"
+"""OpenAI's own API root: the only place the operator's key may go unless ``OSGYM_MODEL_BASE_URLS`` says more."""
+
+
+def _split_list(value: Any) -> Any:
+    """``a,b`` or a JSON list (``["a", "b"]``) from the environment; lists pass through."""
+    if isinstance(value, str):
+        text = value.strip()
+        if text.startswith("["):
+            import json
+
+            return json.loads(text)
+        return [part.strip() for part in text.split(",") if part.strip()]
+    return value
+
+
+def check_url_prefix(url: str) -> str:
+    """An allowed model-endpoint prefix: an absolute http(s) URL without credentials, query or fragment.
+
+    >>> check_url_prefix("https://api.openai.com/v1/")
+    'https://api.openai.com/v1'
+    >>> check_url_prefix("https://key@api.openai.com/v1")
+    Traceback (most recent call last):
+    ...
+    ValueError: expected an http(s) URL without user, query or fragment, actual 'https://key@api.openai.com/v1'
+
+    Raises:
+        ValueError: if ``url`` is not one.
+    """
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname or parts.username is not None \
+            or parts.password is not None or parts.query or parts.fragment:
+        raise ValueError(f"expected an http(s) URL without user, query or fragment, actual {url!r}")
+    if any(seg in (".", "..") for seg in unquote(parts.path).split("/")):
+        raise ValueError(f"expected a URL without . or .. path segments, actual {url!r}")
+    return url.rstrip("/")
+
+
+def url_under(url: str, prefix: str) -> bool:
+    """True if ``url`` is ``prefix`` or below it: same scheme, host and port, and a path under the prefix's.
+
+    Compared as parsed URLs, not strings, so a look-alike host or a sibling path does not match.
+
+    >>> url_under("https://api.openai.com/v1", "https://api.openai.com/v1")
+    True
+    >>> url_under("https://api.openai.com:443/v1/x", "https://API.openai.com/v1/")
+    True
+    >>> url_under("https://api.openai.com.evil.example/v1", "https://api.openai.com/v1")
+    False
+    >>> url_under("https://api.openai.com/v10", "https://api.openai.com/v1")
+    False
+    >>> url_under("http://api.openai.com/v1", "https://api.openai.com/v1")
+    False
+    """
+    try:
+        url, prefix = check_url_prefix(url), check_url_prefix(prefix)
+        u, p = urlsplit(url), urlsplit(prefix)
+        default = {"http": 80, "https": 443}
+        same_origin = (u.scheme == p.scheme and u.hostname == p.hostname
+                       and (u.port or default[u.scheme]) == (p.port or default[p.scheme]))
+    except ValueError:  # not a URL we would send a key to, or a port out of range
+        return False
+    base = p.path.rstrip("/")
+    return same_origin and (u.path.rstrip("/") == base or u.path.startswith(base + "/"))
 
 
 class Settings(BaseSettings):
@@ -24,8 +93,38 @@ class Settings(BaseSettings):
                                                     "(default /run/osgym as root, else /tmp/osgym-<uid>)")
     images_dir: Path | None = Field(None, description="where replica_images/ lives (default: beside the package)")
     host_name: str = Field("local", description="this worker's name in pool events and episode rows")
+    task_files_dir: Path | None = Field(None, description="the one directory task files may read local files from "
+                                                          "(download, upload_file, cloud_file); unset: none")
+    replica_disk_mib: int | None = Field(None, gt=0, description="size of each replica's writable layer (Docker "
+                                         "storage_opt; overlay2 on xfs with pquota, btrfs or zfs only)")
     openai_api_key: SecretStr | None = Field(None, validation_alias="OPENAI_API_KEY",
-                                             description="the openai policy's default key (the usual variable)")
+                                             description="the openai policy's key (the usual variable); "
+                                                         "recipes cannot carry keys")
+    # Privileged switches: a recipe may ask for them, and gets a ConfigError unless the operator
+    # consented here (osgym.collection.recipe.Recipe.check_consent).
+    allow_compat: bool = Field(False, description="let recipes ask for OSWorld compatibility mode "
+                                                  "(compat: true): tokenless replicas where sudo works")
+    allow_egress: bool = Field(False, description="let recipes give replicas a network (egress: open, "
+                                                  "which compat: true needs too)")
+    allow_force: bool = Field(False, description="let recipes start more replicas than the hosts' "
+                                                 "planned capacity (force: true)")
+    hosts: Annotated[list[str], NoDecode] = Field(
+        default_factory=list, description="Docker hosts a run's pool spreads replicas over, comma-separated "
+                                          "URLs (default: DOCKER_HOST or the local socket); recipes cannot name hosts")
+    model_base_urls: Annotated[list[str], NoDecode] = Field(
+        default_factory=lambda: [OPENAI_API_BASE],
+        description="comma-separated URL prefixes the openai policy may call, and so send the operator's key "
+                    "to (default: OpenAI's API only)")
+
+    @field_validator("hosts", "model_base_urls", mode="before")
+    @classmethod
+    def _lists(cls, value: Any) -> Any:
+        return _split_list(value)
+
+    @field_validator("model_base_urls")
+    @classmethod
+    def _prefixes(cls, value: list[str]) -> list[str]:
+        return [check_url_prefix(u) for u in value]
 
     def resolved_run_dir(self) -> Path:
         if self.run_dir is not None:
@@ -35,5 +134,15 @@ class Settings(BaseSettings):
 
 def settings() -> Settings:
     """The settings as the environment says now (read at each call: they are read rarely, at a
-    pool's start or a policy's creation, and a test or an operator may change the environment)."""
-    return Settings()
+    pool's start or a policy's creation, and a test or an operator may change the environment).
+
+    Raises:
+        ConfigError: naming the ``OSGYM_*`` variable whose value is not valid.
+    """
+    try:
+        return Settings()
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        name = str(err["loc"][0]) if err["loc"] else "settings"
+        var = name if name.isupper() else f"OSGYM_{name.upper()}"
+        raise ConfigError(f"setting {var}: {err['msg']}") from exc

@@ -2,17 +2,55 @@
 
 A recipe is validated completely before any replica starts; a bad field fails
 with a message naming it.
+
+A recipe is untrusted input (it may come from anyone): it says what to collect, not
+how this machine runs. It may *ask* for the privileged switches ``compat``,
+``egress: open`` and ``force``, and a run refuses them unless the operator's settings
+allow each (:meth:`Recipe.check_consent`); it cannot name Docker hosts (``OSGYM_HOSTS``)
+or carry secrets such as API keys (they would be stored in the dataset manifest and in
+Prefect's flow parameters).
 """
 
 from __future__ import annotations
 
+import re
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from osgym.errors import ConfigError
+
+if TYPE_CHECKING:
+    from osgym.settings import Settings
+
+SECRET_OPTION = re.compile(r"(^|[_-])(api[_-]?key|apikey|secret|password|passwd|token|credentials?)$", re.I)
+"""Option names that hold secrets, which a recipe may not carry (``max_tokens`` is not one)."""
+
+
+def secret_options(options: Mapping[str, Any], where: str = "") -> list[str]:
+    """Dotted names of the options (at any depth) whose name says they hold a secret.
+
+    >>> secret_options({"model": "m", "api_key": "sk-1", "max_tokens": 9, "extra_body": {"auth_token": "x"}})
+    ['api_key', 'extra_body.auth_token']
+    """
+    found = []
+    for name, value in options.items():
+        path = f"{where}{name}"
+        if SECRET_OPTION.search(str(name)):
+            found.append(path)
+        elif isinstance(value, Mapping):
+            found.extend(secret_options(value, f"{path}."))
+    return found
 
 
 class _Strict(BaseModel):
@@ -49,6 +87,11 @@ class PolicySpec(_Strict):
     def _options(self) -> PolicySpec:
         from osgym.agents.policies.registry import check_options
 
+        carried = secret_options(self.options)
+        if carried:
+            raise ValueError(f"options {', '.join(carried)}: a recipe may not carry secrets (they would be stored in "
+                             "the dataset manifest and Prefect's flow parameters): give the openai policy its key "
+                             "with OPENAI_API_KEY in the worker's environment")
         try:
             check_options(self.name, self.options)
         except ConfigError as exc:
@@ -84,9 +127,13 @@ class Recipe(_Strict):
     standby: int = Field(1, ge=0, le=1024)
     screen: tuple[int, int] = (1920, 1080)
     egress: Literal["none", "open"] = "none"
-    hosts: list[str] | None = None
+    """``open`` puts replicas on the fenced ``osgym-egress`` network; needs ``OSGYM_ALLOW_EGRESS``."""
+    hosts: None = Field(None, exclude=True)
+    """Not a recipe field: refused with a message pointing at ``OSGYM_HOSTS``."""
     compat: bool = False
+    """OSWorld compatibility mode (tokenless, sudo); needs ``OSGYM_ALLOW_COMPAT``."""
     force: bool = False
+    """Start past the hosts' planned capacity; needs ``OSGYM_ALLOW_FORCE``."""
     observation: ObservationSpec = ObservationSpec()
     max_steps: int = Field(15, ge=1, le=1000)
     episode_timeout_s: float = Field(300, gt=0)
@@ -95,11 +142,46 @@ class Recipe(_Strict):
     store: str = "./data"
     batch_size: int = Field(200, ge=1, le=10_000)
 
+    @field_validator("hosts", mode="before")
+    @classmethod
+    def _no_hosts(cls, v: Any) -> None:
+        if v is not None:
+            raise ValueError("Docker hosts are the operator's choice, not a recipe's: the worker's OSGYM_HOSTS "
+                             "setting lists them; remove hosts from the recipe")
+        return None
+
+    def check_consent(self, s: Settings) -> None:
+        """Refuse the privileged switches this recipe asks for that the operator's settings do not allow.
+
+        Raises:
+            ConfigError: naming the first such field and the setting that would allow it.
+        """
+        asked = [("compat", self.compat, s.allow_compat, "OSGYM_ALLOW_COMPAT",
+                  "OSWorld compatibility mode: tokenless replicas where sudo works"),
+                 ("egress", self.egress == "open", s.allow_egress, "OSGYM_ALLOW_EGRESS",
+                  "replicas with a network route out"),
+                 ("force", self.force, s.allow_force, "OSGYM_ALLOW_FORCE",
+                  "more replicas than the hosts' planned capacity")]
+        for field, wanted, allowed, setting, what in asked:
+            if wanted and not allowed:
+                value = "open" if field == "egress" else "true"
+                raise ConfigError(f"recipe {self.name}: field {field!r} ({field}: {value}) asks for {what}, which "
+                                  f"this worker's operator has not allowed: set {setting}=1 in the worker's "
+                                  f"environment, or remove {field} from the recipe")
+
     @field_validator("screen")
     @classmethod
     def _screen(cls, v: tuple[int, int]) -> tuple[int, int]:
         if not (320 <= v[0] <= 7680 and 240 <= v[1] <= 4320):
             raise ValueError(f"expected width 320..7680 and height 240..4320, actual {v[0]}x{v[1]}")
+        return v
+
+    @field_validator("store")
+    @classmethod
+    def _store(cls, v: str) -> str:
+        from osgym.dataset.uri import parse_uri
+
+        parse_uri(v)  # its ValueError names what a store URI may be; probed for writing before replicas start
         return v
 
     @property
@@ -129,4 +211,9 @@ def load_recipe(source: str | Path | dict[str, Any], **overrides: Any) -> Recipe
     except ValidationError as exc:
         err = exc.errors()[0]
         loc = ".".join(str(p) for p in err["loc"]) or "recipe"
-        raise ConfigError(f"recipe {where}: field {loc!r}: {err['msg']} (got {err.get('input')!r:.80})") from exc
+        got = err.get("input")
+        # A mapping (the policy, say) or a secret-named field may hold a secret the recipe should not
+        # carry: echo neither, and drop the pydantic error, whose text repeats the input (Prefect logs it).
+        hide = isinstance(got, Mapping) or any(SECRET_OPTION.search(str(p)) for p in err["loc"])
+        shown = "" if hide else f" (got {got!r:.80})"
+        raise ConfigError(f"recipe {where}: field {loc!r}: {err['msg']}{shown}") from (None if hide else exc)

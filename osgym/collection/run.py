@@ -36,6 +36,7 @@ from osgym.collection.collector import (
 )
 from osgym.collection.recipe import Recipe, load_recipe
 from osgym.dataset import DatasetWriter, write_sidecar
+from osgym.dataset.backends import open_backend
 from osgym.replicas import images
 from osgym.replicas.events import events_table
 from osgym.replicas.pool import PoolEvent, ReplicaPool, limits_for
@@ -113,8 +114,9 @@ class Collection:
         on_event: called with each replica lifecycle event, from the pool's threads.
 
     Raises:
-        ConfigError: if the recipe is invalid or names tasks its suite does not have; before any
-            replica starts.
+        ConfigError: if the recipe is invalid, names tasks its suite does not have, or asks for a
+            privileged switch (``compat``, ``egress: open``, ``force``) the operator's settings do
+            not allow; before any replica starts.
         ValueError: if ``shard`` is not in ``0..shards-1``.
     """
 
@@ -129,6 +131,8 @@ class Collection:
         on_event: EventCallback | None = None,
     ) -> None:
         self.recipe = recipe if isinstance(recipe, Recipe) else load_recipe(recipe)
+        self.settings = settings()
+        self.recipe.check_consent(self.settings)
         self.run_id = run_id or new_run_id()
         self.shard = shard
         self.part = part_name(shard, shards)
@@ -168,14 +172,20 @@ class Collection:
 
         Raises:
             RuntimeError: if this collection already ran (make a new one with the same run_id to resume).
+            StoreError: if the store cannot be written: checked (a probe write and delete) before the
+                image is built or any replica starts, and again on every shard.
+            ValueError: if the store URI is malformed.
             ReplicaError: if the pool cannot start (image missing, hosts full, Docker unreachable).
-            StoreError: if the store cannot be written.
         """
         if self._started:
             raise RuntimeError(f"run {self.run_id} already ran; resume it with a new Collection(run_id=...)")
         self._started = True
         execute = execute or run_in_threads
         rec = self.recipe
+        # Probe the store (a write, then a delete) before the image build and the pool: a store that is
+        # down, missing or read-only fails the run in seconds, not after minutes of build, replica
+        # starts and episodes whose first shard it then refuses.
+        open_backend(rec.store, rec.dataset_name).check()
         image = rec.image or images.ensure_image(rec.tier)
         t0 = time.monotonic()
         with DatasetWriter(rec.store, rec.dataset_name, self.run_id, run_config=run_config(rec, image),
@@ -183,9 +193,12 @@ class Collection:
             committed = writer.committed_episode_ids()
             todo = [j for j in self.jobs if j.episode_id not in committed]
             self.skipped, self.pending = len(committed), len(todo)
-            with ReplicaPool(image, rec.replicas, standby=rec.standby, screen=rec.screen, hosts=rec.hosts,
-                             host_name=settings().host_name, compat=rec.compat, force=rec.force,
-                             egress=rec.egress == "open", limits=limits_for(rec.tier),
+            # The privileged switches were allowed by the operator in __init__ (check_consent);
+            # where replicas run is the operator's alone.
+            with ReplicaPool(image, rec.replicas, standby=rec.standby, screen=rec.screen,
+                             hosts=self.settings.hosts or None, host_name=self.settings.host_name,
+                             compat=rec.compat, force=rec.force, egress=rec.egress == "open",
+                             limits=limits_for(rec.tier),
                              on_event=self.on_event) as pool:
                 self._pool = pool
                 self._collector = Collector(rec, pool, image, sink=_locked(writer.add))

@@ -4,6 +4,13 @@ Errors inside the episode become the trajectory's ``termination`` and
 ``error_class`` (setup_error, policy_error, evaluator_error, timeout). A
 :class:`~osgym.errors.ReplicaError` is *raised*, because the remedy is to retry
 the episode on a fresh replica.
+
+The wall-clock deadline holds inside a step too: every request of the policy loop gets what
+is left of it as its timeout, a reply's actions go in pieces that end at its waits, and a
+decision holds at most ``MAX_ACTIONS_PER_REPLY`` actions and ``MAX_WAIT_PER_REPLY_S`` of
+waiting (:func:`~osgym.replicas.actions.check_reply`). An episode out of time ends as a
+``timeout`` and never waits on its replica past the deadline (a policy's own call to its
+model is bounded by the policy's timeout, and is checked against the deadline when it returns).
 """
 
 from __future__ import annotations
@@ -21,7 +28,7 @@ from osgym.errors import (
     TaskError,
     error_class_of,
 )
-from osgym.replicas.actions import TERMINAL_TYPES, Wait
+from osgym.replicas.actions import TERMINAL_TYPES, Action, Wait, check_reply
 from osgym.replicas.client import Replica
 from osgym.replicas.observation import Observation
 from osgym.tasks.evaluate import evaluate
@@ -58,7 +65,7 @@ def run_episode(
     deadline = start + limits.deadline_s
     t0 = time.perf_counter()
     try:
-        run_setup(replica, task.config)
+        run_setup(replica, task.config, task_id=task.id)
     except TaskError as exc:
         return _end(traj, "error", exc)
     finally:
@@ -77,13 +84,13 @@ def run_episode(
             termination = "timeout"
             break
         try:
-            turn = carried or _turn(replica, task, policy, traj, i, limits, a11y=needs_a11y)
+            turn = carried or _turn(replica, task, policy, traj, i, limits, deadline, a11y=needs_a11y)
             carried = None
             if turn.decision.waiting:
                 turn, carried = _wait(replica, task, policy, traj, turn, limits, deadline)
         except PolicyError as exc:
             return _end(traj, "error", exc)
-        except _DeadlinePassed:
+        except (_DeadlinePassed, EpisodeTimeout):
             termination = "timeout"
             break
         obs, decision = turn.observation, turn.decision
@@ -91,16 +98,24 @@ def run_episode(
         actions = decision.actions
         if not actions:
             return _end(traj, "error", PolicyError("policy returned no action"))
+        try:
+            check_reply(actions)
+        except PolicyError as exc:
+            return _end(traj, "error", exc)
         types = [a.action_type for a in actions]
         terminal = next((t for t in types if t in TERMINAL_TYPES), None)
         to_run = [a for a in actions if a.action_type not in TERMINAL_TYPES]
         t0 = time.perf_counter()
         error = None
+        timed_out = False
         try:
             if to_run and carried is None:  # a wait's actions already ran while it polled
-                replica.act(to_run, settle=limits.settle_s)
+                _act(replica, to_run, limits.settle_s, deadline)
         except RequestRejected as exc:
             error = str(exc)
+        except (_DeadlinePassed, EpisodeTimeout):
+            timed_out = True
+            error = "the episode's deadline passed during this step's actions"
         step = Step(
             step=i, ts=utcnow(), screenshot=obs.screenshot, screenshot_format=obs.screenshot_format,
             width=obs.width, height=obs.height, a11y=obs.a11y,
@@ -111,6 +126,9 @@ def run_episode(
         traj.steps.append(step)
         traj.policy_s += turn.policy_ms / 1000
         traj.env_s += step.env_ms / 1000
+        if timed_out:
+            termination = "timeout"
+            break
         if error is not None:
             return _end(traj, "error", PolicyError(f"replica rejected the action: {error}"))
         if terminal is not None:
@@ -150,10 +168,17 @@ class _DeadlinePassed(Exception):
 
 
 def _turn(replica: Replica, task: TaskSpec, policy: Policy, traj: Trajectory, step: int, limits: EpisodeLimits,
-          *, a11y: bool) -> _Turn:
+          deadline: float, *, a11y: bool) -> _Turn:
+    """Observe and ask the policy. Every observing request gets what is left of ``deadline`` as its timeout.
+
+    Raises:
+        EpisodeTimeout: the deadline passed while observing.
+        PolicyError: the policy failed.
+    """
     t0 = time.perf_counter()
-    obs = replica.observe(task.instruction, step, format=limits.screenshot_format, quality=limits.screenshot_quality,
-                          max_side=limits.screenshot_max_side, a11y=a11y)
+    with replica.deadline(deadline):
+        obs = replica.observe(task.instruction, step, format=limits.screenshot_format,
+                              quality=limits.screenshot_quality, max_side=limits.screenshot_max_side, a11y=a11y)
     observe_ms = _ms(t0)
     t0 = time.perf_counter()
     decision = policy.act(obs, traj.steps)
@@ -168,8 +193,9 @@ def _wait(replica: Replica, task: TaskSpec, policy: Policy, traj: Trajectory, fi
     and the turn the wait ended on, which acts at the next step.
 
     Raises:
-        PolicyError: the policy gave up (its own timeout).
+        PolicyError: the policy gave up (its own timeout), or a decision holds too many actions.
         _DeadlinePassed: the episode's deadline passed first.
+        EpisodeTimeout: it passed during a request.
     """
     started = time.monotonic()
     turn, env_ms, policy_ms = first, 0.0, 0.0
@@ -178,12 +204,40 @@ def _wait(replica: Replica, task: TaskSpec, policy: Policy, traj: Trajectory, fi
             raise _DeadlinePassed
         env_ms += turn.observe_ms
         policy_ms += turn.policy_ms
+        check_reply(turn.decision.actions)
         t0 = time.perf_counter()
-        replica.act(turn.decision.actions)
+        _act(replica, turn.decision.actions, 0.0, deadline)
         env_ms += _ms(t0)
-        turn = _turn(replica, task, policy, traj, first.observation.step + 1, limits, a11y=turn.decision.needs_a11y)
+        turn = _turn(replica, task, policy, traj, first.observation.step + 1, limits, deadline,
+                     a11y=turn.decision.needs_a11y)
     waited = Decision([Wait(seconds=round(time.monotonic() - started, 3))], thought=first.decision.thought)
     return _Turn(first.observation, waited, env_ms, policy_ms), turn
+
+
+def _act(replica: Replica, actions: list[Action], settle: float, deadline: float) -> None:
+    """Perform one reply's actions, stopping between them once ``deadline`` has passed.
+
+    The actions go in pieces that each end at a ``WAIT`` (one request for a reply without
+    waits), so the runner sees the deadline between a reply's waits, not only after all of
+    them, and each request's timeout is cut to what is left of the deadline
+    (:meth:`Replica.deadline`). The settle window follows the last piece only.
+
+    Raises:
+        _DeadlinePassed: the deadline passed between two pieces.
+        EpisodeTimeout: it passed during one.
+        RequestRejected: the replica refused an action.
+    """
+    pieces: list[list[Action]] = [[]]
+    for action in actions:
+        pieces[-1].append(action)
+        if isinstance(action, Wait):
+            pieces.append([])
+    pieces = [p for p in pieces if p]
+    with replica.deadline(deadline):
+        for n, piece in enumerate(pieces):
+            if time.monotonic() > deadline:
+                raise _DeadlinePassed
+            replica.act(piece, settle=settle if n == len(pieces) - 1 else 0.0)
 
 
 def _end(traj: Trajectory, termination: str, exc: BaseException, error_class: str | None = None) -> Trajectory:

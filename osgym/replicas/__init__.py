@@ -9,11 +9,12 @@
 - :mod:`~osgym.replicas.events`: :class:`PoolEvent`, the lifecycle events a pool records.
 - :mod:`~osgym.replicas.images`: building the replica images; :mod:`~osgym.replicas.hosts` and
   :mod:`~osgym.replicas.capacity`: the Docker hosts replicas run on and how many fit;
+  :mod:`~osgym.replicas.network`: the fenced networks of replicas that need one (egress, compat, tcp);
   :mod:`~osgym.replicas.cost`: what running them costs.
 """
 
-from osgym.replicas.client import Replica, ReplicaState, Timeouts
+from osgym.replicas.client import Replica, ReplicaState, ResponseCaps, Timeouts
 from osgym.replicas.events import PoolEvent
 from osgym.replicas.pool import ReplicaPool, reap
 
-__all__ = ["PoolEvent", "Replica", "ReplicaPool", "ReplicaState", "Timeouts", "reap"]
+__all__ = ["PoolEvent", "Replica", "ReplicaPool", "ReplicaState", "ResponseCaps", "Timeouts", "reap"]

@@ -14,6 +14,7 @@ as well. Parsers for other action spaces live in :mod:`osgym.agents.parsers`.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, model_validator
@@ -176,7 +177,37 @@ ACTION_TYPES: tuple[str, ...] = (
 )
 TERMINAL_TYPES = frozenset({"DONE", "FAIL"})
 
+MAX_ACTIONS_PER_REPLY = 100
+"""Most actions one decision (one model reply) may hold. The replica accepts 200 per request;
+a reply past this is refused whole, as a policy error, before anything of it runs."""
+
+MAX_WAIT_PER_REPLY_S = 120.0
+"""Most seconds of ``WAIT`` one decision may hold in all (each ``Wait`` holds at most 60 s)."""
+
 _adapter: TypeAdapter[Action] = TypeAdapter(Action)
+
+
+def check_reply(actions: Sequence[_Action]) -> None:
+    """Refuse one decision's actions if they are more, or wait longer, than a reply may.
+
+    The episode deadline bounds a reply too, but a reply of 200 one-minute waits would
+    otherwise hold a replica for hours on a long deadline.
+
+    >>> check_reply([Wait(seconds=60), Wait(seconds=60), Done()])
+    >>> check_reply([Wait(seconds=60)] * 3)
+    Traceback (most recent call last):
+    ...
+    osgym.errors.PolicyError: expected at most 120 s of WAIT in one reply, actual 180 s
+
+    Raises:
+        PolicyError: naming the limit, if there are more than ``MAX_ACTIONS_PER_REPLY`` actions
+            or more than ``MAX_WAIT_PER_REPLY_S`` seconds of waiting.
+    """
+    if len(actions) > MAX_ACTIONS_PER_REPLY:
+        raise PolicyError(f"expected at most {MAX_ACTIONS_PER_REPLY} actions in one reply, actual {len(actions)}")
+    waits = sum(a.seconds for a in actions if isinstance(a, Wait))
+    if waits > MAX_WAIT_PER_REPLY_S:
+        raise PolicyError(f"expected at most {MAX_WAIT_PER_REPLY_S:g} s of WAIT in one reply, actual {waits:g} s")
 
 
 def parse_action(data: dict[str, Any]) -> Action:

@@ -2,22 +2,27 @@
 
 All control traffic for a replica goes through one keep-alive ``httpx.Client``,
 over the Unix socket the container shares with the host (no network) or over a
-TCP port published on 127.0.0.1.
+TCP port published on 127.0.0.1. Every answer is streamed, capped by the kind of request
+(:class:`ResponseCaps`), and must be in whole within its request's time, so a replica that
+misbehaves (or a process impersonating one) costs a replica fault, never the host's memory
+or a hung episode.
 """
 
 from __future__ import annotations
 
+import contextlib
 import enum
 import functools
 import ssl
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import httpcore
 import httpx
 
-from osgym.errors import ActionFailed, ReplicaUnreachable, RequestRejected
+from osgym.errors import ActionFailed, EpisodeTimeout, ReplicaUnreachable, RequestRejected, ResponseTooLarge
 from osgym.replicas.actions import _Action
 from osgym.replicas.observation import Observation, Window
 
@@ -37,6 +42,113 @@ class Timeouts:
 
 
 DEFAULT_TIMEOUTS = Timeouts()
+
+
+@dataclass(frozen=True)
+class ResponseCaps:
+    """The largest answer the client reads from a replica, in bytes, by kind of request.
+
+    An answer is read as a stream and dropped as soon as it passes its cap, so a replica
+    that misbehaves (or a process impersonating one) cannot fill the host's memory. Each
+    cap sits above what the replica's own server can send for that kind.
+    """
+
+    json: int = 4 * 2**20
+    """Small JSON answers: health, windows, pointer, actions, launch, ..."""
+    screenshot: int = 64 * 2**20
+    """An encoded screenshot (a noisy 4K PNG is about 25 MiB)."""
+    a11y: int = 200 * 2**20
+    """An accessibility tree: at most 64 MiB of XML, or OSWorld's JSON-escaped copy of it in compat mode."""
+    execute: int = 200 * 2**20
+    """``/execute``: output and error, each at most 16 MiB of text, JSON-escaped."""
+    file: int = 257 * 2**20
+    """A file or a recording (the server sends at most 256 MiB)."""
+
+    def for_path(self, path: str) -> int:
+        """The cap for an answer from ``path``.
+
+        >>> ResponseCaps().for_path("/screenshot") == 64 * 2**20
+        True
+        """
+        kind = _CAP_KIND.get(path, "json")
+        cap: int = getattr(self, kind)
+        return cap
+
+
+_CAP_KIND = {"/screenshot": "screenshot", "/accessibility": "a11y", "/execute": "execute", "/setup/execute": "execute",
+             "/files": "file", "/recording": "file", "/file": "file", "/end_recording": "file"}
+
+DEFAULT_CAPS = ResponseCaps()
+
+
+class _DeadlineStream(httpcore.NetworkStream):
+    """A connection whose reads and writes all end by the current request's deadline.
+
+    httpx's timeouts bound each read; a server sending a byte just within each one (headers
+    or body) would hold the caller for ever. Here every read and write gets at most what is
+    left of the request's time, and fails with a timeout once it is up.
+    """
+
+    def __init__(self, inner: httpcore.NetworkStream, ends: Callable[[], float | None]):
+        self._inner = inner
+        self._ends = ends
+
+    def _cut(self, timeout: float | None, error: type[Exception]) -> float | None:
+        ends = self._ends()
+        if ends is None:
+            return timeout
+        left = ends - time.monotonic()
+        if left <= 0:
+            raise error("the request's time was up")
+        return left if timeout is None else min(timeout, left)
+
+    def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+        return self._inner.read(max_bytes, self._cut(timeout, httpcore.ReadTimeout))
+
+    def write(self, buffer: bytes, timeout: float | None = None) -> None:
+        self._inner.write(buffer, self._cut(timeout, httpcore.WriteTimeout))
+
+    def close(self) -> None:
+        self._inner.close()
+
+    def start_tls(self, ssl_context: ssl.SSLContext, server_hostname: str | None = None,
+                  timeout: float | None = None) -> httpcore.NetworkStream:
+        tls = self._inner.start_tls(ssl_context, server_hostname, self._cut(timeout, httpcore.ConnectTimeout))
+        return _DeadlineStream(tls, self._ends)
+
+    def get_extra_info(self, info: str) -> Any:
+        return self._inner.get_extra_info(info)
+
+
+class _DeadlineBackend(httpcore.SyncBackend):
+    """httpcore's socket backend, its connections wrapped in :class:`_DeadlineStream`."""
+
+    def __init__(self, ends: Callable[[], float | None]):
+        self._ends = ends
+
+    def connect_tcp(self, host: str, port: int, timeout: float | None = None, local_address: str | None = None,
+                    socket_options: Iterable[Any] | None = None) -> httpcore.NetworkStream:
+        return _DeadlineStream(super().connect_tcp(host, port, timeout, local_address, socket_options), self._ends)
+
+    def connect_unix_socket(self, path: str, timeout: float | None = None,
+                            socket_options: Iterable[Any] | None = None) -> httpcore.NetworkStream:
+        return _DeadlineStream(super().connect_unix_socket(path, timeout, socket_options), self._ends)
+
+
+class _Transport(httpx.HTTPTransport):
+    """httpx's transport over :class:`_DeadlineBackend`.
+
+    httpx takes no network backend, so the connection pool it built is replaced by one with
+    the same settings (httpx's default limits, no retries) and that backend.
+    """
+
+    def __init__(self, uds: str | None, ends: Callable[[], float | None]):
+        super().__init__(uds=uds, retries=0, verify=_tls_context())
+        limits = httpx.Limits()
+        self._pool = httpcore.ConnectionPool(
+            ssl_context=_tls_context(), max_connections=limits.max_connections,
+            max_keepalive_connections=limits.max_keepalive_connections, keepalive_expiry=limits.keepalive_expiry,
+            uds=uds, retries=0, network_backend=_DeadlineBackend(ends))
 
 
 class ReplicaState(enum.Enum):
@@ -79,35 +191,83 @@ def _tls_context() -> ssl.SSLContext:
 class ControlClient:
     """HTTP client for one replica's control API. Maps transport errors onto osgym errors."""
 
-    def __init__(self, endpoint: str, token: str | None, timeouts: Timeouts = DEFAULT_TIMEOUTS):
+    def __init__(self, endpoint: str, token: str | None, timeouts: Timeouts = DEFAULT_TIMEOUTS,
+                 caps: ResponseCaps = DEFAULT_CAPS):
         self.endpoint = endpoint
-        headers = {"Authorization": f"Bearer {token}"} if token else {}
-        if endpoint.startswith("unix:"):
-            transport = httpx.HTTPTransport(uds=endpoint[len("unix:"):], retries=0, verify=_tls_context())
-            base = "http://replica"
-        else:
-            transport = httpx.HTTPTransport(retries=0, verify=_tls_context())
-            base = endpoint
+        # The replica never compresses; asking for identity means an encoded answer is a protocol
+        # error, never a small body that inflates past its cap in one decoding step.
+        headers = {"Accept-Encoding": "identity"}
+        if token:
+            headers["Authorization"] = f"Bearer {token}"
         self.timeouts = timeouts
+        self.caps = caps
+        self._deadline: float | None = None
+        self._ends: float | None = None  # when the request in progress must be over (monotonic)
+        uds = endpoint[len("unix:"):] if endpoint.startswith("unix:") else None
+        transport = _Transport(uds, lambda: self._ends)
+        base = "http://replica" if uds else endpoint
         self._http = httpx.Client(base_url=base, transport=transport, headers=headers, timeout=timeouts.httpx())
 
     def __repr__(self) -> str:
         return f"ControlClient({self.endpoint!r}, token=***)"
 
-    def request(self, method: str, path: str, *, timeout: float | None = None, **kw: Any) -> httpx.Response:
-        """One request. Raises ReplicaUnreachable, RequestRejected (4xx) or ActionFailed (5xx)."""
-        if timeout is not None:
-            kw["timeout"] = httpx.Timeout(timeout, connect=self.timeouts.connect)
+    @contextlib.contextmanager
+    def deadline(self, at: float | None) -> Iterator[None]:
+        """Within the block, no request may end after ``at`` (a ``time.monotonic()`` value).
+
+        Each request's timeout is cut to the time left, and a request that runs out of it
+        raises :class:`~osgym.errors.EpisodeTimeout`, not a replica fault: the episode ran out
+        of time, the replica did not fail. One thread at a time drives a leased replica, so the
+        deadline is a plain attribute.
+        """
+        previous, self._deadline = self._deadline, at
         try:
-            r = self._http.request(method, path, **kw)
+            yield
+        finally:
+            self._deadline = previous
+
+    def request(self, method: str, path: str, *, timeout: float | None = None, **kw: Any) -> httpx.Response:
+        """One request, its whole answer read within ``timeout`` (else the client's read timeout).
+
+        The answer is streamed and capped by :attr:`caps` for its path, and the time limit covers
+        the whole exchange (connecting, sending, headers and body), so a replica trickling bytes
+        cannot hold the caller past it.
+
+        Raises:
+            ReplicaUnreachable: the replica did not answer, or not in time.
+            ResponseTooLarge: the answer is larger than its cap, or encoded.
+            RequestRejected: the replica answered 4xx.
+            ActionFailed: the replica answered 5xx.
+            EpisodeTimeout: within :meth:`deadline`, the deadline passed first.
+        """
+        limit = self.timeouts.read if timeout is None else timeout
+        by_deadline = False
+        if self._deadline is not None:
+            left = self._deadline - time.monotonic()
+            if left <= 0:
+                raise EpisodeTimeout(f"{method} {path}: the episode's deadline passed before the request")
+            if left < limit:
+                limit, by_deadline = left, True
+        kw["timeout"] = httpx.Timeout(limit, connect=min(self.timeouts.connect, limit))
+        cap = self.caps.for_path(path)
+        self._ends = time.monotonic() + limit
+        try:
+            with self._http.stream(method, path, **kw) as streamed:
+                content = _read_capped(streamed, cap, f"{method} {path} on {self.endpoint}")
         except httpx.TimeoutException as exc:
-            raise ReplicaUnreachable(f"{method} {path} timed out on {self.endpoint}: {exc!r}") from exc
-        except httpx.TransportError as exc:
+            if by_deadline:
+                raise EpisodeTimeout(f"{method} {path}: the episode's deadline passed during the request") from exc
+            raise ReplicaUnreachable(f"{method} {path} timed out after {limit:g} s on {self.endpoint}: {exc!r}") \
+                from exc
+        except httpx.RequestError as exc:
             raise ReplicaUnreachable(f"{method} {path} failed on {self.endpoint}: {exc!r}") from exc
+        finally:
+            self._ends = None
+        r = httpx.Response(streamed.status_code, headers=streamed.headers, content=content, request=streamed.request)
         if r.status_code >= 400:
             try:
                 msg = r.json().get("error", r.text)
-            except ValueError:
+            except (ValueError, AttributeError):
                 msg = r.text[:500]
             if r.status_code < 500:
                 raise RequestRejected(f"{method} {path} -> {r.status_code}: {msg}", r.status_code)
@@ -120,6 +280,28 @@ class ControlClient:
 
     def close(self) -> None:
         self._http.close()
+
+
+def _read_capped(r: httpx.Response, cap: int, what: str) -> bytes:
+    """The body of streamed answer ``r``, at most ``cap`` bytes of it.
+
+    Raises:
+        ResponseTooLarge: if it announces or sends more than ``cap`` bytes, or is encoded.
+    """
+    encoding = r.headers.get("Content-Encoding", "identity").strip().lower()
+    if encoding != "identity":
+        raise ResponseTooLarge(f"{what}: answer encoded as {encoding!r}; the replica sends identity only")
+    declared = r.headers.get("Content-Length", "")
+    if declared.isdigit() and int(declared) > cap:
+        raise ResponseTooLarge(f"{what}: answer of {declared} bytes announced, more than the {cap} it may have")
+    chunks: list[bytes] = []
+    size = 0
+    for chunk in r.iter_raw():
+        size += len(chunk)
+        if size > cap:
+            raise ResponseTooLarge(f"{what}: answer passed {cap} bytes, more than it may have")
+        chunks.append(chunk)
+    return b"".join(chunks)  # one copy (a screenshot is on the hot path)
 
 
 class Replica:
@@ -138,6 +320,7 @@ class Replica:
         host: str = "local",
         container: Any = None,
         timeouts: Timeouts = DEFAULT_TIMEOUTS,
+        caps: ResponseCaps = DEFAULT_CAPS,
     ):
         self.id = replica_id
         self.host = host
@@ -145,7 +328,7 @@ class Replica:
         self.state = ReplicaState.STARTING
         self.created_at = time.time()
         self.ready_at: float | None = None
-        self.api = ControlClient(endpoint, token, timeouts)
+        self.api = ControlClient(endpoint, token, timeouts, caps)
         self.screen: tuple[int, int] = (0, 0)
 
     def __repr__(self) -> str:
@@ -156,6 +339,11 @@ class Replica:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    def deadline(self, at: float | None) -> contextlib.AbstractContextManager[None]:
+        """Within the block, requests end by ``at`` (``time.monotonic()``) or raise EpisodeTimeout;
+        see :meth:`ControlClient.deadline`."""
+        return self.api.deadline(at)
 
     # ---- observation ------------------------------------------------------
     def health(self, timeout: float | None = None) -> dict[str, Any]:

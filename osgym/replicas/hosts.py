@@ -1,14 +1,20 @@
 """Docker endpoints that back a pool: connection, capacity and health.
 
-A :class:`DockerHost` is one Docker daemon (``unix://``, ``ssh://`` or
-``tcp://``). The pool spreads replicas over its hosts in proportion to their
-capacity and quarantines a host whose recent failure rate crosses a threshold.
+A :class:`DockerHost` is one Docker daemon. The pool spreads replicas over its
+hosts in proportion to their capacity and quarantines a host whose recent failure
+rate crosses a threshold.
 
-Transport note: the default control transport (a Unix socket in a bind-mounted
-run directory) only works when the Docker host is this machine. For a remote
-host use ``transport="tcp"`` and reach its 127.0.0.1-published ports through an
-SSH tunnel, or (the design's scale-out) run a Prefect worker with a local pool
-on each host.
+A pool's hosts are daemons on this machine (``unix://`` sockets; several daemons
+may back one pool). Remote daemons (``tcp://``, ``ssh://``) are refused when the
+pool is built, for two reasons: the pool reaches a replica through a socket in a
+bind-mounted directory or a port published on this machine's loopback, and it
+fences networked replicas in with this machine's firewall
+(:mod:`osgym.replicas.network`), which cannot reach another host's bridges.
+Publishing control ports on a remote host's network instead would expose them
+(and plaintext tokens) to that network, and its replicas would run unfenced. To
+use several machines, run a Prefect worker with a local pool on each (README,
+"Production"); :meth:`DockerHost.resources` still reads a remote daemon's size for
+``osgym pool plan``.
 """
 
 from __future__ import annotations
@@ -34,7 +40,7 @@ class DockerHost:
     """One Docker daemon that can run replicas.
 
     Args:
-        url: the daemon's address, e.g. ``unix:///var/run/docker.sock``, ``ssh://user@host``, ``tcp://host:2376``.
+        url: the daemon's address, e.g. ``unix:///var/run/docker.sock`` (a pool takes only ``unix://``; see above).
         name: short name recorded in events and episodes; derived from ``url`` if omitted.
         capacity: replicas this host may hold; planned from its resources if omitted.
         client: an existing client for ``url`` (tests pass one).
@@ -59,7 +65,10 @@ class DockerHost:
 
     @property
     def local(self) -> bool:
-        """True if the daemon runs on this machine (a unix:// socket), so bind-mounted run dirs work."""
+        """True if the daemon is reached over a unix:// socket (this machine), so bind-mounted run dirs,
+        loopback ports and host firewall rules work; for a given client, what it actually connects to."""
+        if self.client is not None:
+            return str(self.client.api.base_url) == "http+docker://localhost"  # docker-py's name for unix://
         return self.url.startswith("unix://")
 
     def connect(self, max_pool_size: int = 16) -> docker.DockerClient:

@@ -54,6 +54,7 @@ from osgym.replicas.client import DEFAULT_TIMEOUTS, Replica, ReplicaState, Timeo
 from osgym.replicas.events import PoolEvent, events_table
 from osgym.replicas.health import HealthMonitor
 from osgym.replicas.hosts import DockerHost, as_hosts
+from osgym.replicas.network import EGRESS, ISOLATED, NETWORK_NAMES, ReplicaNetwork, prepare_network
 from osgym.replicas.provision import COMPAT_CAP_DROP, CONTROL_PORT, PoolStats, Provisioner, ReplicaLimits, limits_for
 from osgym.replicas.reaper import (
     OWNER_LABEL,
@@ -88,21 +89,29 @@ class ReplicaPool:
         standby: extra ready replicas kept to hide replacement latency.
         name: pool name, used in labels and container names; random if omitted.
         docker_client: client for a single Docker host (ignored if ``hosts`` is given).
-        hosts: Docker endpoints (URLs or :class:`osgym.replicas.hosts.DockerHost`) to spread replicas over.
+        hosts: Docker endpoints (URLs or :class:`osgym.replicas.hosts.DockerHost`) to spread replicas over;
+            each must be a daemon on this machine (``unix://``), see :mod:`osgym.replicas.hosts`.
         limits: per-replica resource limits.
         screen: X screen size of each replica.
-        egress: give replicas a bridge network (default: none, no route anywhere).
-        transport: "unix" (socket in a bind-mounted directory, default; local hosts only) or
-            "tcp" (port published on 127.0.0.1; needs a bridge network).
-        compat: OSWorld compatibility mode: tokenless replicas on ``http://127.0.0.N:5000``, a bridge
-            network, no ``no-new-privileges`` and Docker's default capabilities minus
-            :data:`COMPAT_CAP_DROP`, so ``sudo`` works. Trusted agents only.
+        egress: put replicas on osgym's ``osgym-egress`` network: the public internet only, no other
+            replica, no private, link-local or host address (:mod:`osgym.replicas.network`). Default:
+            no network at all.
+        transport: "unix" (socket in a bind-mounted directory, default) or "tcp" (port published on
+            127.0.0.1; the replica sits on the ``osgym-isolated`` network, without egress unless ``egress``).
+        compat: OSWorld compatibility mode: tokenless replicas on ``http://127.0.0.N:5000``, on the
+            ``osgym-isolated`` network (``osgym-egress`` with ``egress``), no ``no-new-privileges`` and
+            Docker's default capabilities minus :data:`COMPAT_CAP_DROP`, so ``sudo`` works. Trusted agents only.
         force: start even if ``size + standby`` exceeds the hosts' planned capacity.
         health_interval: seconds between background health probes of idle replicas (0 disables).
         start_concurrency: containers started at once.
         start_timeout: seconds a replica may take to become ready.
         timeouts: control-request deadlines.
         on_event: called with every :class:`PoolEvent`, from the pool's threads.
+
+    Raises:
+        ConfigError: if ``size``, ``standby`` or ``transport`` is out of range, or a host is not a Docker
+            daemon on this machine.
+        PoolError: if every Docker host is unreachable.
     """
 
     def __init__(
@@ -142,7 +151,11 @@ class ReplicaPool:
         self.screen = screen
         self.compat = compat
         self.transport = "tcp" if compat else transport
-        self.egress = egress or compat or self.transport == "tcp"
+        self.egress = egress
+        # networked replicas never join Docker's default bridge: osgym's own networks, fenced by host rules
+        self.network_kind = EGRESS if egress else ISOLATED if self.transport == "tcp" else None
+        self.network_name = NETWORK_NAMES[self.network_kind] if self.network_kind else None
+        self.networks: dict[str, ReplicaNetwork] = {}
         self.force = force
         self.health_interval = health_interval
         self.start_timeout = start_timeout
@@ -155,10 +168,12 @@ class ReplicaPool:
             self.hosts = [DockerHost(name=host_name, client=client)]
         else:
             self.hosts = as_hosts(hosts)
-        if self.transport == "unix" and not all(h.local for h in self.hosts):
-            remote = [h.url for h in self.hosts if not h.local]
-            raise ConfigError(f"transport 'unix' needs local Docker hosts (unix://), actual {remote}: use "
-                              "transport='tcp' with an SSH tunnel, or run a worker with a local pool on each host")
+        remote = [h.url if h.client is None else h.client.api.base_url for h in self.hosts if not h.local]
+        if remote:
+            raise ConfigError(f"hosts: expected Docker daemons on this machine (unix://), actual {remote}: a pool "
+                              "reaches its replicas through this machine's sockets and loopback, and fences their "
+                              "networks with this machine's firewall, so remote (tcp://, ssh://) daemons are not "
+                              "supported; run a worker with a local pool on each host (README: Production)")
         self.owner = owner_id()
         self.events: list[PoolEvent] = []
         unreachable: dict[str, str] = {}
@@ -216,6 +231,8 @@ class ReplicaPool:
 
         Raises:
             CapacityError: if the hosts' planned capacity is below ``size + standby`` and not ``force``.
+            PoolError: if networked replicas' network or host firewall rules cannot be set up
+                (:func:`osgym.replicas.network.prepare_network`).
             PoolError: if fewer than ``size`` replicas become ready.
         """
         if self._started:
@@ -224,6 +241,10 @@ class ReplicaPool:
         if self.target > planned and not self.force:
             raise CapacityError(f"pool {self.name}: {self.target} replicas requested, hosts hold {planned} "
                                 f"({self.plan()}); pass force=True to overcommit")
+        if self.network_kind is not None:
+            for h in self.hosts:
+                if not h.quarantined:
+                    self.networks[h.name] = prepare_network(h.client, self.network_kind)
         self._started = True
         self.run_dir.mkdir(parents=True, exist_ok=True)
         (self.run_dir / "owner").write_text(self.owner)

@@ -1,8 +1,11 @@
 """Provisioning: starting a pool's replica containers until they are ready, and removing them.
 
 :class:`Provisioner` places each new replica on the host with the most free planned
-capacity, writes its token into its run directory, creates the container with the
-pool's limits, labels and network, and polls it until ``/health`` answers and a
+capacity, creates the container with the pool's limits, labels and network (none, or one of
+osgym's fenced networks: :mod:`osgym.replicas.network`), hands it its token (a file in its
+bind-mounted run directory, or with the TCP transport a file copied into the container before
+it starts: never its environment, which ``docker inspect`` shows), and polls it until
+``/health`` answers and a
 screenshot is non-empty. A failed start is retried on a fresh container (up to three
 tries, :func:`osgym.retrying.retrying`); its host's failure rate goes up, and an
 unreachable daemon quarantines the host. The pool owns one provisioner and keeps the
@@ -12,11 +15,13 @@ replica registry it fills.
 from __future__ import annotations
 
 import contextlib
+import io
 import ipaddress
 import os
 import secrets
 import shutil
 import socket
+import tarfile
 import threading
 import time
 import uuid
@@ -32,8 +37,10 @@ from osgym.errors import PoolError, ReplicaError, ReplicaStartTimeout, ReplicaUn
 from osgym.replicas.client import Replica, ReplicaState
 from osgym.replicas.events import PoolEvent
 from osgym.replicas.hosts import DockerHost
+from osgym.replicas.network import container_sysctls
 from osgym.replicas.reaper import OWNER_LABEL, POOL_LABEL, REPLICA_LABEL, RUN_DIR_LABEL
 from osgym.retrying import retrying
+from osgym.settings import settings
 
 if TYPE_CHECKING:
     from osgym.replicas.pool import ReplicaPool
@@ -60,6 +67,16 @@ class ReplicaLimits:
     cpus: float = 1.0
     pids: int = 512
     shm_mib: int = 64
+    tmp_mib: int = 256
+    """Size of ``/tmp``, a tmpfs: what the agent (or a recording) can fill there. Its pages
+    count against ``mem_mib``, as ``/dev/shm``'s do."""
+    log_mib: int = 4
+    """Size of each of the two json-file logs Docker keeps of the container's output."""
+    disk_mib: int | None = None
+    """Size of the container's writable layer (Docker's ``storage_opt size``), which holds
+    the home directory. ``None`` leaves it unbounded: only some storage drivers support it
+    (overlay2 on xfs mounted with ``pquota``, btrfs, zfs), and Docker refuses to create the
+    container on the others. Unset here, ``OSGYM_REPLICA_DISK_MIB`` gives it."""
 
 
 TIER_LIMITS: dict[str, ReplicaLimits] = {
@@ -210,16 +227,29 @@ class Provisioner:
         raise AssertionError("unreachable: retrying returns or raises")  # pragma: no cover
 
     # ---- one container ------------------------------------------------------
-    def container_config(self, rid: str, token: str, rdir: Path, loopback: str | None) -> dict[str, Any]:
-        """``create_container`` arguments: environment, labels, ports, and ``host_kw`` for the host config."""
+    def container_config(self, rid: str, rdir: Path, loopback: str | None) -> dict[str, Any]:
+        """``create_container`` arguments: environment, labels, ports, and ``host_kw`` for the host config.
+
+        It is not given the token: whatever goes in here, ``docker inspect`` shows."""
         pool = self.pool
         env = {"OSGYM_SCREEN": f"{pool.screen[0]}x{pool.screen[1]}"}
         host_kw: dict[str, Any] = dict(
             mem_limit=f"{pool.limits.mem_mib}m", memswap_limit=f"{pool.limits.mem_mib}m",
             nano_cpus=int(pool.limits.cpus * 1e9), pids_limit=pool.limits.pids,
             shm_size=f"{pool.limits.shm_mib}m", init=True,
-            network_mode="bridge" if pool.egress else "none",
+            # never Docker's default bridge: osgym's own fenced network, or none (osgym.replicas.network)
+            network_mode=pool.network_name or "none",
+            # What an agent can fill on the host: /tmp (a bounded tmpfs; exec, as a disk /tmp allows)
+            # and the container's log, rotated. The writable layer only where the driver can bound it.
+            tmpfs={"/tmp": f"rw,exec,nosuid,nodev,size={pool.limits.tmp_mib}m,mode=1777"},
+            log_config={"Type": "json-file",
+                        "Config": {"max-size": f"{pool.limits.log_mib}m", "max-file": "2"}},
         )
+        if pool.network_name:
+            host_kw["sysctls"] = container_sysctls()
+        disk_mib = pool.limits.disk_mib if pool.limits.disk_mib is not None else settings().replica_disk_mib
+        if disk_mib is not None:
+            host_kw["storage_opt"] = {"size": f"{disk_mib}m"}
         create_kw: dict[str, Any] = {}
         if pool.compat:
             env["OSGYM_COMPAT"] = "1"
@@ -234,7 +264,8 @@ class Provisioner:
                 env["OSGYM_LISTEN"] = "unix:/run/osgym/control.sock"
                 host_kw["binds"] = {str(rdir): {"bind": "/run/osgym", "mode": "rw"}}
             else:
-                env["OSGYM_TOKEN"] = token
+                # The token is copied into the container before it starts (start_one), not passed in
+                # its environment, where `docker inspect` and /proc/*/environ would show it.
                 env["OSGYM_LISTEN"] = f"tcp:0.0.0.0:{CONTROL_PORT}"
                 host_kw["port_bindings"] = {CONTROL_PORT: ("127.0.0.1", None)}
                 create_kw["ports"] = [CONTROL_PORT]
@@ -257,6 +288,19 @@ class Provisioner:
             os.chmod(rdir, 0o777)
             os.chmod(tok, 0o666)
 
+    @staticmethod
+    def token_archive(token: str) -> bytes:
+        """A tar holding ``token`` as the file the replica's server reads and deletes (``/run/osgym/token``),
+        owned by the replica's user (uid 1000) and readable by it only; unpacked into ``/run/osgym``."""
+        data = token.encode()
+        info = tarfile.TarInfo("token")
+        info.size, info.mode, info.uid, info.gid = len(data), 0o600, 1000, 1000
+        info.mtime = int(time.time())
+        out = io.BytesIO()
+        with tarfile.open(fileobj=out, mode="w") as tar:
+            tar.addfile(info, io.BytesIO(data))
+        return out.getvalue()
+
     def start_one(self, host: DockerHost) -> Replica:
         """Create and start one container on ``host``, wait until it is ready, and queue it for leasing.
 
@@ -276,12 +320,15 @@ class Provisioner:
         try:
             if pool.transport == "unix":
                 self._write_token(rdir, token)
-            cfg = self.container_config(rid, token, rdir, loopback)
+            cfg = self.container_config(rid, rdir, loopback)
             host_config = api.create_host_config(**cfg.pop("host_kw"))
             t_prep = time.monotonic()
             cid = api.create_container(pool.image, name=f"{pool.name}-{rid}", detach=True,
                                        host_config=host_config, **cfg)["Id"]
             t_create = time.monotonic()
+            if pool.transport == "tcp" and not pool.compat and not api.put_archive(cid, "/run/osgym",
+                                                                                  self.token_archive(token)):
+                raise ReplicaUnreachable(f"replica {rid}: Docker refused to copy the control token in")
             api.start(cid)
             t_start = time.monotonic()
             container = host.client.containers.prepare_model({"Id": cid})

@@ -2,27 +2,30 @@
 
 from __future__ import annotations
 
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from osgym.errors import EvaluatorError, RequestRejected
 from osgym.replicas.client import Replica
-from osgym.tasks.setup import _local_bytes, run_setup
+from osgym.tasks.files import Scratch, read_task_file
+from osgym.tasks.setup import run_setup
 from osgym.tasks.spec import Getter, TaskSpec
 
 
 class _Context:
+    """One evaluation: the replica, and the scratch directory getters' ``dest`` names are confined to."""
+
     def __init__(self, replica: Replica):
         self.replica = replica
-        self.tmp = tempfile.TemporaryDirectory(prefix="osgym-eval-")
+        self.scratch = Scratch("osgym-eval-")
 
     def close(self) -> None:
-        self.tmp.cleanup()
+        self.scratch.close()
 
 
-def _get(ctx: _Context, g: Getter) -> Any:
+def _get(ctx: _Context, g: Getter, where: str) -> Any:
+    """The value of getter ``g``; ``where`` is ``"task <id>: evaluator.result[0]"`` for error messages."""
     o = g.options
     r = ctx.replica
     if g.type in ("vm_command_line", "vm_terminal_output"):
@@ -33,9 +36,8 @@ def _get(ctx: _Context, g: Getter) -> Any:
             data = r.read_file(o["path"])
         except RequestRejected:
             return None  # OSWorld returns None for a missing file; metrics score it 0
-        dest = Path(ctx.tmp.name) / o.get("dest", Path(o["path"]).name)
-        dest.write_bytes(data)
-        return str(dest)
+        dest = o.get("dest", Path(o["path"]).name)
+        return str(ctx.scratch.write(dest, data, where=f"{where}.dest", error=EvaluatorError))
     if g.type == "list_directory":
         res = r.execute(["ls", "-1A", o["path"]], timeout=30)
         return res.output.split() if res.returncode == 0 else None
@@ -44,9 +46,8 @@ def _get(ctx: _Context, g: Getter) -> Any:
     if g.type == "vm_windows":
         return _windows(r)
     if g.type == "cloud_file":
-        dest = Path(ctx.tmp.name) / o.get("dest", "expected")
-        dest.write_bytes(_local_bytes(o["path"]))
-        return str(dest)
+        data = read_task_file(o["path"], where=f"{where}.path", error=EvaluatorError)
+        return str(ctx.scratch.write(o.get("dest", "expected"), data, where=f"{where}.dest", error=EvaluatorError))
     raise EvaluatorError(f"unsupported getter {g.type!r}")
 
 
@@ -143,6 +144,9 @@ def check_window_state(result: Any, rules: dict[str, Any]) -> float:
     return 1.0 if ok else 0.0
 
 
+FILE_METRICS = frozenset({"compare_text_file"})
+"""Metrics that open their arguments as host files: they get only files a getter fetched into the scratch directory."""
+
 METRIC_FUNCS: dict[str, Callable[..., float]] = {
     "exact_match": exact_match,
     "check_include_exclude": check_include_exclude,
@@ -156,8 +160,14 @@ METRIC_FUNCS: dict[str, Callable[..., float]] = {
 def evaluate(replica: Replica, task: TaskSpec, last_action: str | None) -> float:
     """Score the replica's final state for ``task`` (OSWorld's rules for FAIL and infeasible tasks).
 
+    Getters write what they fetch into a scratch directory of this evaluation only; a ``dest``
+    that would leave it, and a ``cloud_file`` source outside ``OSGYM_TASK_FILES_DIR``, are refused
+    (:mod:`osgym.tasks.files`).
+
     Raises:
-        EvaluatorError: if a getter or metric cannot be computed.
+        EvaluatorError: naming the task and the field, if a getter or metric cannot be computed or a
+            getter names a host path it may not use.
+        SetupError: if a ``postconfig`` step fails.
         ReplicaError: if the replica fails while being inspected.
     """
     ev = task.evaluator
@@ -166,13 +176,21 @@ def evaluate(replica: Replica, task: TaskSpec, last_action: str | None) -> float
     if last_action == "FAIL":
         return 0.0
     if ev.postconfig:
-        run_setup(replica, ev.postconfig)
+        run_setup(replica, ev.postconfig, task_id=task.id, field="evaluator.postconfig")
     ctx = _Context(replica)
+    listed = isinstance(ev.func, list)
     try:
         scores = []
-        for func, rg, eg, opts in zip(ev.funcs, ev.results, ev.expecteds, ev.option_list, strict=True):
-            result = _get(ctx, rg) if rg is not None else None
-            expected = _get(ctx, eg) if eg is not None else None
+        for i, (func, rg, eg, opts) in enumerate(zip(ev.funcs, ev.results, ev.expecteds, ev.option_list,
+                                                     strict=True)):
+            at = f"[{i}]" if listed else ""
+            result = _get(ctx, rg, f"task {task.id}: evaluator.result{at}") if rg is not None else None
+            expected = _get(ctx, eg, f"task {task.id}: evaluator.expected{at}") if eg is not None else None
+            if func in FILE_METRICS:
+                for field, value in (("result", result), ("expected", expected)):
+                    if value is not None and not ctx.scratch.holds(value):
+                        raise EvaluatorError(f"task {task.id}: evaluator.{field}{at}: {func} compares files a vm_file "
+                                             f"or cloud_file getter fetched, actual {value!r:.200}")
             try:
                 score = float(METRIC_FUNCS[func](result, expected, **opts))
             except (KeyError, TypeError, ValueError, OSError) as exc:

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import time
-from pathlib import Path
 from typing import Any
-from urllib.parse import urlparse
 
 from osgym.errors import ActionFailed, RequestRejected, SetupError
 from osgym.replicas.client import Replica
+from osgym.tasks.files import read_task_file
 from osgym.tasks.spec import SetupStep
 
 
@@ -19,23 +18,18 @@ def _command(params: dict[str, Any]) -> tuple[str | list[str], bool | None]:
     return cmd, params.get("shell")
 
 
-def _local_bytes(path_or_url: str) -> bytes:
-    """Read a setup source from a local path or file:// URL (this machine has no internet)."""
-    parsed = urlparse(path_or_url)
-    if parsed.scheme in ("", "file"):
-        path = Path(parsed.path if parsed.scheme == "file" else path_or_url)
-        try:
-            return path.read_bytes()
-        except OSError as exc:
-            raise SetupError(f"cannot read {path_or_url}: {exc}") from exc
-    raise SetupError(f"only local paths and file:// URLs can be downloaded here, actual {path_or_url!r}")
-
-
-def run_step(replica: Replica, step: SetupStep) -> None:
+def run_step(replica: Replica, step: SetupStep, *, where: str = "config step") -> None:
     """Run one setup step.
 
+    ``download`` and ``upload_file`` read their sources on the host through
+    :func:`osgym.tasks.files.read_task_file`: only files under ``OSGYM_TASK_FILES_DIR``, never a
+    remote URL, and nothing else reaches the replica.
+
+    Args:
+        where: the step in its task (``"task <id>: config[2]"``), for error messages.
+
     Raises:
-        SetupError: if the step fails inside the replica.
+        SetupError: naming ``where``, if the step fails inside the replica or names a source it may not read.
         ReplicaError: if the replica itself fails (the episode is retried elsewhere).
     """
     p = step.parameters
@@ -66,22 +60,33 @@ def run_step(replica: Replica, step: SetupStep) -> None:
                 # not the task: retry the episode on a fresh replica.
                 raise ActionFailed(f"setup: window {p['title']!r} did not appear on replica {replica.id}") from exc
         elif step.type in ("upload_file", "download"):
-            for f in p.get("files", []):
-                src = f.get("local_path") or f.get("url")
+            files = p.get("files", [])
+            for i, f in enumerate(files if isinstance(files, list) else [files]):
+                if not isinstance(f, dict):
+                    raise SetupError(f"{where}.parameters.files[{i}]: expected {{path, local_path or url}}, "
+                                     f"actual {f!r:.80}")
+                key = "local_path" if f.get("local_path") else "url"
+                src = f.get(key)
                 if not src:
-                    raise SetupError(f"{step.type}: each file needs local_path or url")
-                replica.write_file(f["path"], _local_bytes(src))
+                    raise SetupError(f"{where}.parameters.files[{i}]: {step.type} needs local_path or url")
+                data = read_task_file(src, where=f"{where}.parameters.files[{i}].{key}", error=SetupError)
+                replica.write_file(f["path"], data)
         else:  # TaskSpec validation keeps us from getting here
             raise SetupError(f"unsupported config type {step.type!r}")
     except KeyError as exc:
-        raise SetupError(f"{step.type} step is missing parameter {exc}") from exc
+        raise SetupError(f"{where}: {step.type} step is missing parameter {exc}") from exc
     except RequestRejected as exc:
-        raise SetupError(f"{step.type} step rejected by the replica: {exc}") from exc
+        raise SetupError(f"{where}: {step.type} step rejected by the replica: {exc}") from exc
 
 
-def run_setup(replica: Replica, steps: list[SetupStep]) -> None:
-    """Run ``steps`` in order."""
-    for step in steps:
-        run_step(replica, step)
+def run_setup(replica: Replica, steps: list[SetupStep], *, task_id: str = "?", field: str = "config") -> None:
+    """Run ``steps`` in order; errors name the task and the step (``task <id>: config[2]``).
+
+    Raises:
+        SetupError: if a step fails or names a source it may not read (see :func:`run_step`).
+        ReplicaError: if the replica itself fails.
+    """
+    for i, step in enumerate(steps):
+        run_step(replica, step, where=f"task {task_id}: {field}[{i}]")
 
 

@@ -2,7 +2,10 @@
 
 OSWorld task files load unchanged. Setup step types, getters and metrics that
 osgym does not implement are rejected when the task is loaded, naming the type
-and the task id, never in the middle of an episode.
+and the task id, never in the middle of an episode. So are host paths a task file
+may not name (it is untrusted input): a getter's ``dest`` that is absolute or climbs
+out with ``..``, and a file source that is neither an http(s) URL, a ``file://`` URL
+nor a path (:mod:`osgym.tasks.files`, which confines them again when they are used).
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from osgym.errors import TaskLoadError
+from osgym.tasks.files import check_relative_name, check_source
 
 SETUP_TYPES = frozenset({
     "execute", "command", "launch", "open", "upload_file", "sleep", "activate_window", "close_window",
@@ -129,7 +133,34 @@ class TaskSpec(BaseModel):
         for g in [*self.evaluator.results, *self.evaluator.expecteds]:
             if g is not None and g.type not in GETTER_TYPES:
                 raise ValueError(f"unsupported getter type {g.type!r} (supported: {', '.join(sorted(GETTER_TYPES))})")
+        try:
+            self._check_host_paths()
+        except TaskLoadError as exc:
+            raise ValueError(str(exc)) from exc
         return self
+
+    def _check_host_paths(self) -> None:
+        """Refuse, by their shape, host paths the task may not name (see :mod:`osgym.tasks.files`)."""
+        listed = isinstance(self.evaluator.func, list)
+        for field, getters in (("result", self.evaluator.results), ("expected", self.evaluator.expecteds)):
+            for i, g in enumerate(getters):
+                where = f"evaluator.{field}{f'[{i}]' if listed else ''}"
+                if g is None or g.type not in ("vm_file", "cloud_file"):
+                    continue
+                o = g.options
+                if "dest" in o:
+                    check_relative_name(o["dest"], where=f"{where}.dest")
+                if g.type == "cloud_file" and "path" in o:
+                    check_source(o["path"], where=f"{where}.path")
+        for field, steps in (("config", self.config), ("evaluator.postconfig", self.evaluator.postconfig)):
+            for i, step in enumerate(steps):
+                if step.type not in ("download", "upload_file"):
+                    continue
+                files = step.parameters.get("files", [])
+                for j, f in enumerate(files if isinstance(files, list) else []):
+                    for key in ("local_path", "url"):
+                        if isinstance(f, dict) and f.get(key):
+                            check_source(f[key], where=f"{field}[{i}].parameters.files[{j}].{key}")
 
 
 def load_task(source: str | Path | dict[str, Any]) -> TaskSpec:

@@ -4,8 +4,10 @@ In compatibility mode (OSGYM_COMPAT=1) the routes of ``osworld.py`` are added on
 top, replacing the native ones where OSWorld uses the same path.
 """
 
+import errno
 import hmac
 import os
+import stat
 import threading
 import time
 
@@ -17,6 +19,14 @@ from xinput import InputError, XInput
 HOME = "/home/user"
 FILE_ROOTS = (HOME, "/tmp")
 MAX_FILE = 256 * 2**20
+"""Largest file (or recording) the server sends."""
+MAX_UPLOAD = 64 * 2**20
+"""Largest body of a file upload (PUT /files; OSWorld's /setup/upload)."""
+MAX_JSON_BODY = 16 * 2**20
+"""Largest body of any other request: 200 actions of 10,000 characters, JSON-escaped, fit."""
+UPLOAD_ROUTES = frozenset({("PUT", "/files"), ("POST", "/setup/upload")})
+MAX_WAIT_PER_REQUEST = 120.0
+"""Most seconds of WAIT one POST /actions may hold (the host sends a reply's waits one per request)."""
 
 
 def _num(a, key, lo, hi, required=True, kind=int, default=None):
@@ -102,12 +112,21 @@ class App:
         scheme, _, given = header.partition(" ")
         return scheme.lower() == "bearer" and hmac.compare_digest(given.strip().encode(), self.token.encode())
 
-    def handle(self, method, path, query, body, headers):
+    def route(self, method, path):
         route = self.routes.get((method, path))
         if route is None:
             if any(p == path for _, p in self.routes):
                 raise HttpError(405, f"{method} not allowed on {path}")
             raise HttpError(404, f"no route {path}")
+        return route
+
+    def body_limit(self, method, path):
+        """The largest body the route takes (404 or 405 if there is none); checked before any is read."""
+        self.route(method, path)
+        return MAX_UPLOAD if (method, path) in UPLOAD_ROUTES else MAX_JSON_BODY
+
+    def handle(self, method, path, query, body, headers):
+        route = self.route(method, path)
         if getattr(route, "wants_headers", False):
             return route(query, body, headers)
         return route(query, body)
@@ -152,6 +171,10 @@ class App:
             raise bad("actions: expected a list of at most 200 action objects")
         for a in acts:
             self.validate(a)
+        waits = sum(1.0 if a.get("seconds") is None else float(a["seconds"]) for a in acts
+                    if a.get("action_type") == "WAIT")
+        if waits > MAX_WAIT_PER_REQUEST:
+            raise bad(f"actions: expected at most {MAX_WAIT_PER_REQUEST:g} s of WAIT in one request, actual {waits:g}")
         settle = data.get("settle") or {}
         if not isinstance(settle, dict):
             raise bad("settle: expected an object {timeout, interval}")
@@ -349,19 +372,96 @@ class App:
         return 200, {"status": "success", "bytes": len(body)}, None
 
 
+def _open_parent(path, create=False):
+    """An fd of the directory holding ``path`` and the last component's name.
+
+    ``path`` is what :func:`confine` returned: absolute, free of symlinks and inside a root.
+    It is opened one component at a time with O_NOFOLLOW, so a symlink swapped in after
+    ``confine`` checked it makes the open fail instead of leading outside the roots (the
+    check and the use are on the same directories). With ``create``, missing directories
+    are made on the way.
+    """
+    *parents, name = path.strip("/").split("/")
+    fd = os.open("/", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        for part in parents:
+            flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+            try:
+                child = os.open(part, flags, dir_fd=fd)
+            except FileNotFoundError:
+                if not create:
+                    raise
+                try:
+                    os.mkdir(part, 0o777, dir_fd=fd)
+                except FileExistsError:
+                    pass
+                child = os.open(part, flags, dir_fd=fd)
+            os.close(fd)
+            fd = child
+    except OSError as exc:
+        # O_DIRECTORY|O_NOFOLLOW on a symlink fails with ENOTDIR (ELOOP for a file); a plain file
+        # on the way is the caller's mistake, a symlink is a swap after confine().
+        swapped = exc.errno == errno.ELOOP or (exc.errno == errno.ENOTDIR and _is_symlink(part, fd))
+        os.close(fd)
+        if swapped:
+            raise HttpError(403, f"path {path!r:.200} changed (a symlink appeared) while it was opened") from None
+        raise
+    return fd, name
+
+
+def _is_symlink(name, dir_fd):
+    try:
+        return stat.S_ISLNK(os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_mode)
+    except OSError:
+        return False
+
+
 def read_file(path):
-    if os.path.getsize(path) > MAX_FILE:
+    """The bytes of the regular file at ``path`` (confined), at most MAX_FILE of them."""
+    dfd, name = _open_parent(path)
+    try:
+        # O_NONBLOCK: a FIFO opens at once (and is refused below) instead of hanging the thread.
+        fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=dfd)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise HttpError(403, f"path {path!r:.200} changed (a symlink appeared) while it was opened") from None
+        raise
+    finally:
+        os.close(dfd)
+    with os.fdopen(fd, "rb") as f:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise HttpError(400, f"{path!r:.200} is not a regular file")
+        if st.st_size > MAX_FILE:
+            raise HttpError(413, f"file {path!r:.200} is larger than {MAX_FILE} bytes")
+        data = f.read(MAX_FILE + 1)  # the size seen above may have grown since
+    if len(data) > MAX_FILE:
         raise HttpError(413, f"file {path!r:.200} is larger than {MAX_FILE} bytes")
-    with open(path, "rb") as f:
-        return f.read()
+    return data
 
 
 def write_file(path, data):
-    """Write atomically (temp file, then rename); the parent directories are created."""
-    if os.path.isdir(path):
-        raise HttpError(409, f"{path!r:.200} is a directory")
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    tmp = f"{path}.osgym-tmp"
-    with open(tmp, "wb") as f:
-        f.write(data)
-    os.replace(tmp, path)
+    """Write atomically (temp file, then rename) at ``path`` (confined); the parent directories are created."""
+    dfd, name = _open_parent(path, create=True)
+    try:
+        try:
+            if stat.S_ISDIR(os.stat(name, dir_fd=dfd, follow_symlinks=False).st_mode):
+                raise HttpError(409, f"{path!r:.200} is a directory")
+        except FileNotFoundError:
+            pass
+        tmp = f"{name}.osgym-tmp"
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o666, dir_fd=dfd)
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+            os.replace(tmp, name, src_dir_fd=dfd, dst_dir_fd=dfd)
+        except OSError as exc:
+            try:
+                os.unlink(tmp, dir_fd=dfd)
+            except OSError:
+                pass
+            if exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG):
+                raise HttpError(507, f"cannot write {path!r:.200}: {exc.strerror}") from None
+            raise
+    finally:
+        os.close(dfd)

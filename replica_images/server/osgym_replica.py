@@ -29,10 +29,10 @@ from urllib.parse import parse_qs, urlsplit
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import api  # noqa: E402
+import limits  # noqa: E402
 
 DISPLAY = ":0"
 TOKEN_FILE = "/run/osgym/token"
-MAX_BODY = 64 * 2**20
 CHILD_ENV_DROP = ("OSGYM_TOKEN",)
 
 
@@ -153,7 +153,7 @@ class Desktop:
                 p.terminate()
 
 
-class Handler(BaseHTTPRequestHandler):
+class Handler(limits.LimitedHandler, BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server_version = "osgym-replica/1"
     app = None  # set at start-up
@@ -169,6 +169,11 @@ class Handler(BaseHTTPRequestHandler):
         try:
             url = urlsplit(self.path)
             query = {k: v[-1] for k, v in parse_qs(url.query).items()}
+            if not self.app.authorized(url.path, self.headers.get("Authorization", "")):
+                # Refused on its headers, before a byte of its body is read: an unauthorized
+                # client costs neither memory nor time. The unread body ends the connection.
+                self.close_connection = True
+                return self._send(401, {"error": "missing or wrong bearer token"})
             if self.headers.get("Transfer-Encoding"):
                 self.close_connection = True
                 return self._send(411, {"error": "chunked bodies are not supported: send Content-Length"})
@@ -180,12 +185,21 @@ class Handler(BaseHTTPRequestHandler):
             if length < 0:
                 self.close_connection = True
                 return self._send(400, {"error": "Content-Length: expected >= 0"})
-            if length > MAX_BODY:
+            try:
+                limit = self.app.body_limit(method, url.path)
+            except api.HttpError as exc:  # no such route: its body stays unread, so the connection ends
+                self.close_connection = self.close_connection or length > 0
+                return self._send(exc.status, {"error": exc.message})
+            if length > limit:
                 self.close_connection = True
-                return self._send(413, {"error": f"body of {length} bytes exceeds {MAX_BODY}"})
-            body = self.rfile.read(length) if length else b""
-            if not self.app.authorized(url.path, self.headers.get("Authorization", "")):
-                return self._send(401, {"error": "missing or wrong bearer token"})
+                return self._send(413, {"error": f"body of {length} bytes exceeds the {limit} that "
+                                                 f"{method} {url.path} accepts"})
+            try:
+                body = self.read_body(length)
+            except (TimeoutError, ValueError) as exc:
+                self.close_connection = True
+                return self._send(408 if isinstance(exc, TimeoutError) else 400,
+                                  {"error": f"request body: {exc or 'not in within its time'}"})
             status, payload, headers = self.app.handle(method, url.path, query, body, self.headers)
             return self._send(status, payload, headers)
         except api.HttpError as exc:
@@ -212,6 +226,8 @@ class Handler(BaseHTTPRequestHandler):
 
     def _send(self, status, payload, headers=None):
         headers = dict(headers or {})
+        if self.close_connection:
+            headers.setdefault("Connection", "close")
         if isinstance(payload, (bytes, bytearray)):
             data = bytes(payload)
             headers.setdefault("Content-Type", "application/octet-stream")
@@ -228,7 +244,7 @@ class Handler(BaseHTTPRequestHandler):
                 self.send_header(k, v)
             self.end_headers()
             self.wfile.write(data)
-        except (BrokenPipeError, ConnectionResetError):
+        except (BrokenPipeError, ConnectionResetError, TimeoutError):  # a client that does not read
             self.close_connection = True
 
     def do_GET(self):
@@ -244,16 +260,13 @@ class Handler(BaseHTTPRequestHandler):
         self._dispatch("DELETE")
 
 
-class UnixServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
-    daemon_threads = True
-
+class UnixServer(limits.BoundedThreadingMixIn, socketserver.UnixStreamServer):
     def get_request(self):
         conn, _ = self.socket.accept()
         return conn, ("local", 0)
 
 
-class TCPServer(socketserver.ThreadingMixIn, socketserver.TCPServer):
-    daemon_threads = True
+class TCPServer(limits.BoundedThreadingMixIn, socketserver.TCPServer):
     allow_reuse_address = True
     address_family = socket.AF_INET
 

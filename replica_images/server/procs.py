@@ -18,6 +18,7 @@ HOME = "/home/user"
 HERE = os.path.dirname(os.path.abspath(__file__))
 MAX_EXEC_TIMEOUT = 600
 MAX_OUTPUT = 16 * 2**20
+MAX_RECORDING = 256 * 2**20  # ffmpeg stops writing past it: the largest file api.read_file sends
 
 
 def expand_home(arg):
@@ -188,7 +189,7 @@ class Recorder:
             argv = ["ffmpeg", "-nostdin", "-hide_banner", "-loglevel", "error", "-y",
                     "-f", "x11grab", "-draw_mouse", "1", "-framerate", str(fps), "-video_size", f"{w}x{h}",
                     "-i", self.display, "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p",
-                    "-movflags", "+faststart", path]
+                    "-movflags", "+faststart", "-fs", str(MAX_RECORDING), path]
             log = open(path + ".log", "wb")
             try:
                 self.proc = subprocess.Popen(argv, env=self.env(), stdin=subprocess.DEVNULL, stdout=log, stderr=log,

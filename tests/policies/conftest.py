@@ -114,8 +114,10 @@ class FakeOpenAI:
 
 
 @pytest.fixture
-def fake_openai() -> Iterator[FakeOpenAI]:
+def fake_openai(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeOpenAI]:
     fake = FakeOpenAI()
+    # The operator allows this endpoint (only this one): the policy refuses any other base_url.
+    monkeypatch.setenv("OSGYM_MODEL_BASE_URLS", fake.base_url)
     fake.thread.start()
     try:
         yield fake

@@ -365,10 +365,11 @@ def test_seed_and_extra_body(fake_openai, make_policy, make_observation, make_ta
     assert first["top_p"] == 0.9 and first["model"] == "ui-model" and first["temperature"] == 0.7
 
 
-def test_unreachable_endpoint(make_observation, make_task, sleeps) -> None:
+def test_unreachable_endpoint(make_observation, make_task, sleeps, monkeypatch) -> None:
     with socket.socket() as s:  # a port that nothing listens on
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
+    monkeypatch.setenv("OSGYM_MODEL_BASE_URLS", f"http://127.0.0.1:{port}/v1")
     policy = OpenAIPolicy(
         {"base_url": f"http://127.0.0.1:{port}/v1", "model": "m", "max_retries": 1, "backoff_base": 0},
         sleep=sleeps,

@@ -25,4 +25,4 @@ def test_egress_policy(make_pool, egress: bool) -> None:  # type: ignore[no-unty
         assert r.health()["status"] == "ok"  # the pool still drives the replica
         assert r.screenshot(max_side=64).data
         net = r.container.client.api.inspect_container(r.container.id)["HostConfig"]["NetworkMode"]
-        assert net == ("bridge" if egress else "none")
+        assert net == ("osgym-egress" if egress else "none")  # never Docker's default bridge

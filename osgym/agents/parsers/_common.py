@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from osgym.errors import PolicyError
-from osgym.replicas.actions import Action, Fail, Hotkey, Press, Wait
+from osgym.replicas.actions import MAX_ACTIONS_PER_REPLY, MAX_WAIT_PER_REPLY_S, Action, Fail, Hotkey, Press, Wait
 from osgym.replicas.actions import Done as DoneAction
 
 SPECIAL_CODES = {"WAIT": Wait, "DONE": DoneAction, "FAIL": Fail}
@@ -96,15 +96,28 @@ def _string(value: Any, what: str) -> str:
 
 
 def _waits(seconds: float) -> list[Action]:
-    """One or more Waits summing to ``seconds`` (a Wait holds at most 60 s)."""
-    if seconds < 0 or seconds > 600:
-        raise PolicyError(f"wait: expected 0..600 seconds, actual {seconds}")
+    """One or more Waits summing to ``seconds`` (a Wait holds at most 60 s, a reply ``MAX_WAIT_PER_REPLY_S``)."""
+    if seconds < 0 or seconds > MAX_WAIT_PER_REPLY_S:
+        raise PolicyError(f"wait: expected 0..{MAX_WAIT_PER_REPLY_S:g} seconds, actual {seconds}")
     out: list[Action] = []
     while seconds > 60:
         out.append(Wait(seconds=60))
         seconds -= 60
     out.append(_make(Wait, seconds=seconds))
     return out
+
+
+def _extend(actions: list[Action], more: Sequence[Action]) -> None:
+    """Add ``more`` to one reply's ``actions``, refusing the reply as soon as it passes
+    ``MAX_ACTIONS_PER_REPLY``, before a long reply is expanded any further.
+
+    Raises:
+        PolicyError: naming the limit.
+    """
+    if len(actions) + len(more) > MAX_ACTIONS_PER_REPLY:
+        raise PolicyError(f"expected at most {MAX_ACTIONS_PER_REPLY} actions in one reply, "
+                          f"actual more than {len(actions)}")
+    actions.extend(more)
 
 
 def scale_actions(

@@ -9,6 +9,7 @@ from osgym.agents.parsers._common import (
     _chord_action,
     _count,
     _excerpt,
+    _extend,
     _int,
     _json_in,
     _make,
@@ -229,7 +230,10 @@ def parse_anthropic_response(text: str) -> tuple[str | None, list[Action]]:
     inputs = [item for v in values for item in (v if isinstance(v, list) else [v])]
     if len(inputs) > MAX_REPEAT:
         raise PolicyError(f"expected at most {MAX_REPEAT} tool inputs, actual {len(inputs)}")
-    return prose, [action for item in inputs for action in parse_anthropic(item)]
+    actions: list[Action] = []
+    for item in inputs:
+        _extend(actions, parse_anthropic(item))
+    return prose, actions
 
 
 def _parse_reply(text: str, ctx: ReplyContext) -> tuple[str | None, list[Action]]:

@@ -4,7 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from osgym.agents.parsers._common import MAX_REPEAT, _excerpt, _json_in, _special, scale_actions, split_fenced
+from osgym.agents.parsers._common import (
+    MAX_REPEAT,
+    _excerpt,
+    _extend,
+    _json_in,
+    _special,
+    scale_actions,
+    split_fenced,
+)
 from osgym.agents.parsers.registry import ActionFormat, ReplyContext, register_format
 from osgym.errors import PolicyError
 from osgym.replicas.actions import Action, parse_action
@@ -62,7 +70,7 @@ def parse_computer13_response(text: str) -> tuple[str | None, list[Action]]:
     actions: list[Action] = []
     for block in blocks:
         special = _special(block)
-        actions.extend(special if special is not None else _c13_value(_json_in(block, _WHAT)[0]))
+        _extend(actions, special if special is not None else _c13_value(_json_in(block, _WHAT)[0]))
     return prose, actions
 
 

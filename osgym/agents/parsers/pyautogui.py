@@ -10,6 +10,7 @@ from osgym.agents.parsers._common import (
     SPECIAL_CODES,
     _count,
     _excerpt,
+    _extend,
     _int,
     _literal,
     _make,
@@ -268,7 +269,7 @@ def parse_pyautogui(code: str) -> list[Action]:
     actions: list[Action] = []
     for stmt in tree.body:
         try:
-            actions.extend(_pg_statement(stmt, modules, functions))
+            _extend(actions, _pg_statement(stmt, modules, functions))
         except PolicyError as exc:
             raise PolicyError(f"line {stmt.lineno}: {exc}") from exc
     return actions
@@ -347,7 +348,7 @@ def parse_pyautogui_response(text: str) -> tuple[str | None, list[Action]]:
         return None, parse_pyautogui(text)
     actions: list[Action] = []
     for block in blocks:
-        actions.extend(parse_pyautogui(block))
+        _extend(actions, parse_pyautogui(block))
     return prose, actions
 
 

@@ -7,7 +7,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from osgym.agents.parsers._common import _chord_action, _excerpt, _literal, _make, _source, _string
+from osgym.agents.parsers._common import _chord_action, _excerpt, _extend, _literal, _make, _source, _string
 from osgym.agents.parsers.registry import ActionFormat, CoordSpace, ReplyContext, register_format
 from osgym.errors import PolicyError
 from osgym.replicas.actions import (
@@ -171,7 +171,7 @@ def parse_uitars_response(
 
     actions: list[Action] = []
     for name, args in _uitars_calls(section):
-        actions.extend(_uitars_action(name, args, point))
+        _extend(actions, _uitars_action(name, args, point))
     return thought, actions
 
 

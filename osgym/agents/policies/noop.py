@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from pydantic import BaseModel, ConfigDict
 
 from osgym.agents.policies.base import Decision
 from osgym.agents.policies.registry import register_policy
@@ -13,11 +15,18 @@ if TYPE_CHECKING:
     from osgym.episodes.trajectory import Step  # history's type only: episodes build on agents
 
 
+class NoopOptions(BaseModel):
+    """The ``noop`` policy takes no options: any key is a mistake, refused when the recipe loads."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
 @register_policy("noop")
 class NoopPolicy:
     """Ends every episode immediately with DONE."""
 
     name = "noop"
+    options_model: ClassVar[type[BaseModel]] = NoopOptions
 
     def config(self) -> dict[str, Any]:
         return {}

@@ -20,6 +20,12 @@ A format registered elsewhere (:func:`osgym.agents.parsers.register_format`) wor
 Coordinates are read in the space of the image the model saw (downscaled to
 ``max_side``) and mapped onto the screen, so models never need the real size.
 
+The policy calls only endpoints under a prefix in the operator's
+``OSGYM_MODEL_BASE_URLS`` (default: OpenAI's API), because every request carries
+the operator's key (``OPENAI_API_KEY``): a recipe naming any other ``base_url`` is
+refused when it loads, and so is a policy built with one. Redirects are not
+followed, so an allowed endpoint cannot pass the key on either.
+
 HTTP 429 and 5xx answers and transport errors are retried with exponential
 backoff, honouring ``Retry-After``. Any other failure, and a reply that cannot
 be parsed, raises :class:`~osgym.errors.PolicyError`, which the episode runner
@@ -37,7 +43,7 @@ from collections import deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import httpx
 from PIL import Image, UnidentifiedImageError
@@ -55,23 +61,26 @@ from osgym.agents.parsers import CoordSpace, ReplyContext, format_names, get_for
 from osgym.agents.policies.base import Decision
 from osgym.agents.policies.registry import register_policy
 from osgym.errors import ConfigError, PolicyError
-from osgym.replicas.actions import Action
+from osgym.replicas.actions import Action, check_reply
 from osgym.replicas.observation import Observation
 from osgym.retrying import backoff, retrying
-from osgym.settings import settings
+from osgym.settings import OPENAI_API_BASE, settings, url_under
 
 if TYPE_CHECKING:
     from osgym.episodes.trajectory import Step
 
 __all__ = [
     "DEFAULT_USER_PROMPT",
+    "check_endpoint",
     "OpenAIPolicy",
     "OpenAIPolicyConfig",
     "fill_prompt",
     "retry_after_seconds",
 ]
 
-DEFAULT_BASE_URL = "http://127.0.0.1:8000/v1"
+DEFAULT_BASE_URL = OPENAI_API_BASE
+"""OpenAI's API, as in OpenAI's own client; a local vLLM or SGLang server is named with ``base_url``
+(and allowed by the operator's ``OSGYM_MODEL_BASE_URLS``)."""
 DEFAULT_TIMEOUT_S = 60.0
 DEFAULT_CONNECT_TIMEOUT_S = 10.0
 _BODY_EXCERPT = 300
@@ -82,6 +91,19 @@ DEFAULT_USER_PROMPT = "Here is the current screenshot. What is the next action?"
 
 def _default_api_key() -> SecretStr | None:
     return settings().openai_api_key
+
+
+def check_endpoint(base_url: str) -> None:
+    """Refuse a model endpoint the operator has not allowed: requests to it carry the operator's key.
+
+    Raises:
+        ConfigError: if ``base_url`` is not under a prefix in ``OSGYM_MODEL_BASE_URLS``.
+    """
+    allowed = settings().model_base_urls
+    if not any(url_under(base_url, prefix) for prefix in allowed):
+        raise ConfigError(f"openai policy config: base_url: {base_url!r} is not an endpoint this worker's operator "
+                          f"allows (OSGYM_MODEL_BASE_URLS: {', '.join(allowed) or 'none'}); requests carry the "
+                          "operator's API key, so the operator must add the endpoint to OSGYM_MODEL_BASE_URLS")
 
 
 def fill_prompt(template: str, **values: Any) -> str:
@@ -229,10 +251,13 @@ class OpenAIPolicy:
         sleep: the function that waits between retries.
 
     Raises:
-        ConfigError: if ``config`` is not valid.
+        ConfigError: if ``config`` is not valid, or its ``base_url`` is not under a prefix the
+            operator allows (``OSGYM_MODEL_BASE_URLS``).
     """
 
     name = "openai"
+    options_model: ClassVar[type[BaseModel]] = OpenAIPolicyConfig
+    """A recipe's ``policy.options`` are this config's fields (an unknown key is refused when it loads)."""
 
     def __init__(
         self,
@@ -243,6 +268,7 @@ class OpenAIPolicy:
     ) -> None:
         if not isinstance(config, OpenAIPolicyConfig):
             config = self.check_options(config)
+        check_endpoint(config.base_url)  # also for a ready-made config: this is where the key leaves
         self._config = config
         self._sleep = sleep
         self._jitter = random.Random()
@@ -250,7 +276,8 @@ class OpenAIPolicy:
         if config.api_key is not None:
             headers["Authorization"] = f"Bearer {config.api_key.get_secret_value()}"
         timeout = httpx.Timeout(config.timeout, connect=min(config.timeout, DEFAULT_CONNECT_TIMEOUT_S))
-        self._client = httpx.Client(headers=headers, timeout=timeout, transport=transport)
+        # follow_redirects=False (httpx's default, spelled out): a redirect would carry the key elsewhere.
+        self._client = httpx.Client(headers=headers, timeout=timeout, transport=transport, follow_redirects=False)
         # A policy dropped without close() (one per episode, say) still releases its connections.
         self._finalizer = weakref.finalize(self, self._client.close)
         self._url = f"{config.base_url}/chat/completions"
@@ -268,11 +295,13 @@ class OpenAIPolicy:
             ConfigError: naming the first bad field.
         """
         try:
-            return OpenAIPolicyConfig.model_validate(dict(options))
+            config = OpenAIPolicyConfig.model_validate(dict(options))
         except ValidationError as exc:
             err = exc.errors()[0]
             where = ".".join(str(p) for p in err["loc"]) or "config"
             raise ConfigError(f"openai policy config: {where}: {err['msg']}") from exc
+        check_endpoint(config.base_url)
+        return config
 
     @classmethod
     def from_options(cls, options: Mapping[str, Any]) -> OpenAIPolicy:
@@ -452,6 +481,7 @@ class OpenAIPolicy:
         context = ReplyContext(image_size, screen, self._config.uitars_coord_space)
         try:
             thought, actions = get_format(fmt).parse(raw, context)
+            check_reply(actions)  # every format, a registered third-party one too
         except PolicyError as exc:
             raise PolicyError(f"cannot parse the {fmt} reply ({exc}): {_excerpt(raw)}") from exc
         if not actions:

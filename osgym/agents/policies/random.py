@@ -15,10 +15,12 @@ from __future__ import annotations
 import random
 import string
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
 from osgym.agents.policies.base import Decision
-from osgym.agents.policies.registry import register_policy
+from osgym.agents.policies.registry import describe_validation_error, register_policy
 from osgym.errors import PolicyError
 from osgym.replicas.actions import (
     Action,
@@ -37,7 +39,7 @@ from osgym.replicas.observation import Observation
 if TYPE_CHECKING:
     from osgym.episodes.trajectory import Step
 
-__all__ = ["DEFAULT_WEIGHTS", "RandomPolicy"]
+__all__ = ["DEFAULT_WEIGHTS", "RandomOptions", "RandomPolicy"]
 
 DEFAULT_WEIGHTS: Mapping[str, float] = {
     "click": 4.0,
@@ -57,6 +59,46 @@ _KEYS = (
 # Harmless chords only: none that closes windows, logs out or switches workspaces.
 _HOTKEYS = (("ctrl", "a"), ("ctrl", "c"), ("ctrl", "v"), ("ctrl", "z"), ("ctrl", "f"), ("shift", "tab"))
 _ALPHABET = string.ascii_letters + string.digits + " .,-_"
+
+
+class RandomOptions(BaseModel):
+    """The ``random`` policy's options (a recipe's ``policy.options``); checked when the recipe loads.
+
+    The fields are :class:`RandomPolicy`'s arguments; ``weights`` left out means :data:`DEFAULT_WEIGHTS`.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    seed: int = 0
+    screen: tuple[int, int] | None = None
+    max_actions: int = 20
+    weights: dict[str, float] | None = None
+
+    @field_validator("screen")
+    @classmethod
+    def _screen(cls, v: tuple[int, int] | None) -> tuple[int, int] | None:
+        if v is not None and min(v) <= 0:
+            raise ValueError(f"expected (width, height) > 0, actual {v!r}")
+        return v
+
+    @field_validator("max_actions")
+    @classmethod
+    def _max_actions(cls, v: int) -> int:
+        if v < 0:
+            raise ValueError(f"expected >= 0, actual {v}")
+        return v
+
+    @field_validator("weights")
+    @classmethod
+    def _weights(cls, v: dict[str, float] | None) -> dict[str, float] | None:
+        if v is None:
+            return v
+        unknown = sorted(set(v) - set(DEFAULT_WEIGHTS))
+        if unknown:
+            raise ValueError(f"expected keys among {', '.join(DEFAULT_WEIGHTS)}, actual {unknown}")
+        if any(w < 0 for w in v.values()) or sum(v.values()) <= 0:
+            raise ValueError(f"expected non-negative odds with a positive sum, actual {v}")
+        return v
 
 
 @register_policy("random")
@@ -80,6 +122,7 @@ class RandomPolicy:
     """
 
     name = "random"
+    options_model: ClassVar[type[BaseModel]] = RandomOptions
 
     def __init__(
         self,
@@ -88,19 +131,15 @@ class RandomPolicy:
         max_actions: int = 20,
         weights: Mapping[str, float] | None = None,
     ) -> None:
-        if screen is not None and (len(screen) != 2 or min(screen) <= 0):
-            raise PolicyError(f"screen: expected (width, height) > 0, actual {screen!r}")
-        if max_actions < 0:
-            raise PolicyError(f"max_actions: expected >= 0, actual {max_actions}")
-        chosen = dict(DEFAULT_WEIGHTS if weights is None else weights)
-        unknown = sorted(set(chosen) - set(DEFAULT_WEIGHTS))
-        if unknown:
-            raise PolicyError(f"weights: expected keys among {', '.join(DEFAULT_WEIGHTS)}, actual {unknown}")
-        if any(w < 0 for w in chosen.values()) or sum(chosen.values()) <= 0:
-            raise PolicyError(f"weights: expected non-negative odds with a positive sum, actual {chosen}")
-        self.seed = seed
-        self.screen = tuple(screen) if screen is not None else None
-        self.max_actions = max_actions
+        try:
+            options = RandomOptions(seed=seed, screen=screen, max_actions=max_actions,
+                                    weights=None if weights is None else dict(weights))
+        except ValidationError as exc:
+            raise PolicyError(describe_validation_error(exc)) from exc
+        chosen = dict(options.weights or DEFAULT_WEIGHTS)
+        self.seed = options.seed
+        self.screen = options.screen
+        self.max_actions = options.max_actions
         self.weights = chosen
         self._kinds = [k for k, w in chosen.items() if w > 0]
         self._odds = [chosen[k] for k in self._kinds]

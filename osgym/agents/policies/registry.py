@@ -6,8 +6,14 @@ A policy registers itself with one line, a decorator on its class::
     class NoopPolicy: ...
 
 :func:`make_policy` builds one from a recipe's :class:`~osgym.collection.recipe.PolicySpec`
-as ``cls(**options)``, or ``cls.from_options(options)`` when the class defines it;
-a class may also define ``check_options(options)``, which a recipe calls when it loads.
+as ``cls(**options)``, or ``cls.from_options(options)`` when the class defines it.
+
+A recipe's options are checked when it loads, before any replica starts
+(:func:`check_options`): a policy declares them as a pydantic model, ``options_model``;
+an unknown key is refused naming it and the allowed ones, then the model validates the
+values, and a class's own ``check_options(options)`` (if it has one) runs last. A class
+without ``options_model`` (nor ``from_options``) has its option names checked against its
+``__init__`` signature.
 Every module of this package is imported on the first look-up, so a new built-in
 policy is one new file here; a policy defined elsewhere (tests, another package)
 is registered once its module is imported.
@@ -21,9 +27,12 @@ True
 from __future__ import annotations
 
 import importlib
+import inspect
 import pkgutil
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
 
 from osgym.errors import ConfigError
 from osgym.registry import Registry
@@ -32,7 +41,8 @@ if TYPE_CHECKING:
     from osgym.agents.policies.base import Policy
     from osgym.collection.recipe import PolicySpec
 
-__all__ = ["check_options", "make_policy", "policy_class", "policy_names", "register_policy"]
+__all__ = ["check_options", "describe_validation_error", "make_policy", "policy_class", "policy_names",
+           "register_policy"]
 
 _C = TypeVar("_C", bound=type)
 _NOT_POLICIES = frozenset({"base", "registry"})
@@ -80,15 +90,72 @@ def policy_class(name: str) -> type:
     return _POLICIES.get(name)
 
 
+def describe_validation_error(exc: ValidationError) -> str:
+    """The first error of a pydantic validation as ``field: message`` (pydantic's prefix dropped).
+
+    >>> from pydantic import Field, create_model
+    >>> M = create_model("M", noise=(float, Field(0.0, le=1.0)))
+    >>> try:
+    ...     M(noise=2)
+    ... except ValidationError as exc:
+    ...     describe_validation_error(exc)
+    'noise: Input should be less than or equal to 1 (got 2)'
+    """
+    err = exc.errors()[0]
+    where = ".".join(str(p) for p in err["loc"])
+    msg = str(err["msg"]).removeprefix("Value error, ")
+    shown = "" if err["type"] == "value_error" else f" (got {err.get('input')!r:.80})"
+    return f"{where}: {msg}{shown}" if where else f"{msg}{shown}"
+
+
+def _allowed(cls: type) -> tuple[list[str], bool] | None:
+    """The option names ``cls`` takes and whether it takes any others, or None if it cannot say."""
+    model = getattr(cls, "options_model", None)
+    if isinstance(model, type) and issubclass(model, BaseModel):
+        return sorted(model.model_fields), model.model_config.get("extra") == "allow"
+    if getattr(cls, "from_options", None) is not None:
+        return None  # it reads its options its own way; its __init__ does not say which
+    try:
+        params = inspect.signature(cls).parameters.values()
+    except (TypeError, ValueError):
+        return None
+    names = [p.name for p in params if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+    return sorted(names), any(p.kind is p.VAR_KEYWORD for p in params)
+
+
 def check_options(name: str, options: Mapping[str, Any]) -> None:
-    """Validate a policy's options without building it, if its class defines ``check_options``.
+    """Validate a policy's options without building it (a recipe calls this when it loads).
+
+    An unknown key is refused first, naming it and the allowed ones; then the class's
+    ``options_model`` validates the values, and its ``check_options`` (if any) runs.
+
+    >>> check_options("scripted", {"noize": 0.2})
+    Traceback (most recent call last):
+    ...
+    osgym.errors.ConfigError: policy 'scripted': options ['noize'] rejected: unknown option 'noize' (allowed: noise)
 
     Raises:
         ConfigError: if the name is unknown or the options are not valid.
     """
-    check = getattr(policy_class(name), "check_options", None)
+    cls = policy_class(name)
+    options = dict(options)
+    allowed = _allowed(cls)
+    if allowed is not None and not allowed[1]:
+        unknown = sorted(set(options) - set(allowed[0]))
+        if unknown:
+            listed = ", ".join(repr(k) for k in unknown)
+            raise ConfigError(f"policy {name!r}: options {unknown} rejected: unknown option{'s' * (len(unknown) > 1)} "
+                              f"{listed} (allowed: {', '.join(allowed[0]) or 'none'})")
+    check = getattr(cls, "check_options", None)
     if check is not None:
-        check(dict(options))
+        check(options)
+        return
+    model = getattr(cls, "options_model", None)
+    if isinstance(model, type) and issubclass(model, BaseModel):
+        try:
+            model.model_validate(options)
+        except ValidationError as exc:
+            raise ConfigError(f"policy {name!r}: option {describe_validation_error(exc)}") from exc
 
 
 def make_policy(spec: PolicySpec | str, options: Mapping[str, Any] | None = None) -> Policy:
@@ -100,6 +167,7 @@ def make_policy(spec: PolicySpec | str, options: Mapping[str, Any] | None = None
     name = spec if isinstance(spec, str) else spec.name
     options = dict((options if isinstance(spec, str) else spec.options) or {})
     cls = policy_class(name)
+    check_options(name, options)
     try:
         from_options = getattr(cls, "from_options", None)
         policy: Policy = from_options(options) if from_options is not None else cls(**options)

@@ -39,10 +39,12 @@ from __future__ import annotations
 import random
 import time
 import xml.etree.ElementTree as ET
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
 from osgym.agents.policies.base import Decision
-from osgym.agents.policies.registry import register_policy
+from osgym.agents.policies.registry import describe_validation_error, register_policy
 from osgym.errors import PolicyError
 from osgym.replicas.actions import Action, Click, Done, Fail, Hotkey, MoveTo, Press, Typing, Wait
 from osgym.replicas.observation import Observation
@@ -58,6 +60,26 @@ A11Y_STATE = "{https://accessibility.ubuntu.example.org/ns/state}"
 TYPO_CHARS = "qxzjkvw"
 
 
+class ScriptedOptions(BaseModel):
+    """The ``scripted`` policy's options (a recipe's ``policy.options``); checked when the recipe loads.
+
+    >>> ScriptedOptions(noise=0.2)
+    ScriptedOptions(noise=0.2)
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    noise: float = 0.0
+    """Probability, per eligible oracle op, of inserting a wrong action and recovering."""
+
+    @field_validator("noise")
+    @classmethod
+    def _probability(cls, v: float) -> float:
+        if not 0.0 <= v <= 1.0:
+            raise ValueError(f"expected a probability in [0, 1], actual {v!r}")
+        return v
+
+
 @register_policy("scripted")
 class ScriptedPolicy:
     """Runs ``task.oracle`` one GUI action per step.
@@ -66,15 +88,19 @@ class ScriptedPolicy:
         noise: probability, per eligible oracle op, of inserting a wrong action and recovering.
 
     Raises:
-        PolicyError: (from ``act``) if an op cannot be resolved, e.g. its window never appears.
+        PolicyError: if ``noise`` is not a probability; (from ``act``) if an op cannot be resolved,
+            e.g. its window never appears.
     """
 
     name = "scripted"
+    options_model: ClassVar[type[BaseModel]] = ScriptedOptions
 
     def __init__(self, noise: float = 0.0) -> None:
-        if not 0.0 <= noise <= 1.0:
-            raise PolicyError(f"noise: expected a probability in [0, 1], actual {noise!r}")
-        self.noise = float(noise)
+        try:
+            options = ScriptedOptions(noise=noise)
+        except ValidationError as exc:
+            raise PolicyError(describe_validation_error(exc)) from exc
+        self.noise = options.noise
         self._ops: list[OracleStep] = []
         self._i = 0
         self._wait_since: float | None = None

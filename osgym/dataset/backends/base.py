@@ -18,6 +18,7 @@ that has these members and register it for its URI scheme::
 from __future__ import annotations
 
 import hashlib
+import uuid
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
@@ -25,7 +26,19 @@ import pyarrow as pa
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
-__all__ = ["Backend", "parquet_info", "sha256_file"]
+__all__ = ["PROBE_PREFIX", "Backend", "parquet_info", "probe_name", "sha256_file"]
+
+PROBE_PREFIX = ".osgym-probe-"
+"""Names of the files :meth:`Backend.check` writes and deletes (hidden: no reader lists them)."""
+
+
+def probe_name() -> str:
+    """A fresh name for :meth:`Backend.check`'s probe file, at the dataset root.
+
+    >>> probe_name().startswith(PROBE_PREFIX), probe_name() != probe_name()
+    (True, True)
+    """
+    return f"{PROBE_PREFIX}{uuid.uuid4().hex}"
 
 
 @runtime_checkable
@@ -47,7 +60,10 @@ class Backend(Protocol):
         ...
 
     def check(self) -> None:
-        """Fail early, with a clear message, when the store is unreachable or refuses us."""
+        """Fail early, with a clear message, when the store is unreachable, refuses us or cannot be
+        written: write a small probe file (:func:`probe_name`) at the dataset root and delete it.
+        A run calls this before any replica starts, so it should fail in seconds (a short retry
+        budget), with the message a later write would fail with."""
         ...
 
     def list(self, rel_dir: str) -> dict[str, int]:

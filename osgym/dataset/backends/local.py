@@ -14,7 +14,7 @@ import pyarrow as pa
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
-from osgym.dataset.backends.base import sha256_file
+from osgym.dataset.backends.base import probe_name, sha256_file
 from osgym.dataset.uri import StoreURI
 from osgym.errors import StoreError
 
@@ -60,10 +60,22 @@ class LocalBackend:
         return str(self._path(rel))
 
     def check(self) -> None:
+        """Create the dataset directory, then write and delete a probe file in it.
+
+        Raises:
+            StoreError: naming the directory, if it cannot be created or written.
+        """
         try:
             self._root.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise StoreError(f"cannot create the dataset directory {self._root}: {exc}; check the path") from exc
+        probe = self._root / probe_name()
+        try:
+            os.close(os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600))
+            probe.unlink()
+        except OSError as exc:
+            raise StoreError(f"cannot write {probe}: {exc}; check the dataset directory's permissions and free "
+                             "space") from exc
 
     def list(self, rel_dir: str) -> dict[str, int]:
         d = self._path(rel_dir)
@@ -90,7 +102,11 @@ class LocalBackend:
 
     def staging_path(self, rel: str) -> Path:
         final = self._path(rel)
-        final.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            final.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StoreError(f"cannot create {final.parent}: {exc}; check the dataset directory's permissions and "
+                             "free space") from exc
         return final.with_name(f".{final.name}.incomplete")
 
     def put_file(self, staged: Path, rel: str, *, sha256: str, rows: int) -> None:

@@ -45,6 +45,7 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
 
+from osgym.dataset.backends.base import probe_name
 from osgym.dataset.uri import StoreURI
 from osgym.errors import StoreError
 from osgym.retrying import retrying
@@ -69,6 +70,9 @@ DEFAULT_CONNECT_TIMEOUT_S = 10.0
 DEFAULT_READ_TIMEOUT_S = 60.0
 DEFAULT_MULTIPART_THRESHOLD = 64 * 2**20
 DEFAULT_MULTIPART_CHUNKSIZE = 16 * 2**20
+CHECK_ATTEMPTS = 2
+"""Tries of :meth:`S3Backend.check`'s requests (botocore's and osgym's each): a store that is down
+when a run starts fails it in seconds; the minutes of backoff are for faults in the middle of a run."""
 
 # Recorded on every shard as x-amz-meta-sha256 and x-amz-meta-rows, so a resume needs one HEAD per file.
 SHA256_METADATA_KEY = "sha256"
@@ -283,6 +287,7 @@ class S3Backend:
         self.prefix = prefix.strip("/")
         self.options = options or S3Options()
         self._client = self.options.boto3_client()
+        self._check_client: Any = None
         self._filesystem: pafs.S3FileSystem | None = None
 
     @classmethod
@@ -312,9 +317,10 @@ class S3Backend:
         rel = rel.strip("/")
         return f"{self.prefix}/{rel}" if self.prefix else rel
 
-    def _retrying(self, what: str, fn: Callable[[], T]) -> T:
-        """Call ``fn``, retrying transient faults with backoff; raise StoreError when it gives up."""
-        attempts = self.options.retries + 1
+    def _retrying(self, what: str, fn: Callable[[], T], attempts: int | None = None) -> T:
+        """Call ``fn``, retrying transient faults with backoff (``attempts`` tries in all, default
+        ``options.retries + 1``); raise StoreError when it gives up."""
+        attempts = attempts or self.options.retries + 1
 
         def log_retry(state: RetryCallState) -> None:
             exc = state.outcome.exception() if state.outcome is not None else None
@@ -353,8 +359,27 @@ class S3Backend:
     # -- operations --------------------------------------------------------
 
     def check(self) -> None:
-        """Fail early, with a clear message, when the bucket is missing or the credentials are refused."""
-        self._retrying(f"HeadBucket {self.bucket}", lambda: self._client.head_bucket(Bucket=self.bucket))
+        """Fail early, with a clear message, when the endpoint is down, the bucket is missing, or the
+        credentials are refused or may not write: HeadBucket, then PUT a probe object and DELETE it.
+
+        Each request gets :data:`CHECK_ATTEMPTS` tries (botocore's and osgym's), so an endpoint
+        that refuses connections fails in seconds; the message is the one a later write would give.
+
+        Raises:
+            StoreError: naming the request, the cause and what to check.
+        """
+        if self._check_client is None:
+            quick = self.options.model_copy(update={"max_attempts": min(self.options.max_attempts, CHECK_ATTEMPTS)})
+            self._check_client = quick.boto3_client()
+        client, key = self._check_client, self._key(probe_name())
+        attempts = min(self.options.retries + 1, CHECK_ATTEMPTS)
+        # HeadBucket first: some servers (SeaweedFS) create a missing bucket on the first PUT.
+        self._retrying(f"HeadBucket {self.bucket}", lambda: client.head_bucket(Bucket=self.bucket), attempts=attempts)
+        self._retrying(f"PUT s3://{self.bucket}/{key}",
+                       lambda: client.put_object(Bucket=self.bucket, Key=key, Body=b"osgym store probe"),
+                       attempts=attempts)
+        self._retrying(f"DELETE s3://{self.bucket}/{key}", lambda: client.delete_object(Bucket=self.bucket, Key=key),
+                       attempts=attempts)
 
     def list(self, rel_dir: str) -> dict[str, int]:
         """Object names (relative to ``rel_dir``) and sizes directly under ``rel_dir``."""
