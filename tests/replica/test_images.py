@@ -6,8 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from osgym.errors import ImageError
+from osgym.collection.recipe import load_recipe
+from osgym.errors import ConfigError, ImageError
 from osgym.replicas import images
+from osgym.replicas.pool import ReplicaLimits, limits_for
 
 
 def _tree(root: Path, wheels: dict[str, bytes]) -> Path:
@@ -70,3 +72,14 @@ def test_an_unknown_tier_is_an_image_error(tmp_path: Path) -> None:
     root = _tree(tmp_path, {"pyautogui-0.9.54-py3-none-any.whl": b"a", "pymsgbox-2.0.1-py3-none-any.whl": b"b"})
     with pytest.raises(ImageError, match=r"tier: expected one of .*'apps'.*actual 'office'"):
         images.content_hash("office", root=root)
+
+
+def test_a_recipe_may_ask_for_the_apps_tier_and_gets_its_limits() -> None:
+    assert load_recipe({"name": "x", "episodes": 1, "tier": "apps"}).tier == "apps"
+    assert load_recipe({"name": "x", "episodes": 1, "tier": "desktop-full"}).tier == "desktop-full"  # kept for now
+    with pytest.raises(ConfigError, match="tier"):
+        load_recipe({"name": "x", "episodes": 1, "tier": "office"})
+    # Chromium + Calc alone take ~473 MiB and ~132 threads (bench/bench_apps_tier.py): past the desktop default.
+    apps, desktop = limits_for("apps"), limits_for("desktop")
+    assert desktop == ReplicaLimits()
+    assert apps.mem_mib >= 1024 and apps.pids > desktop.pids
