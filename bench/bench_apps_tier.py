@@ -13,6 +13,7 @@ after 20 s idle; then Chromium and ``libreoffice --calc`` launched, both windows
 and the cgroup task count (``pids.current``,
 what ``pids_limit`` counts: threads, not processes). The replica runs with a high memory limit
 (``--mem-mib``) so the figures are what the apps use, not what a limit squeezed them to.
+``*_ws_mib``: the working set (usage minus inactive file cache).
 Prints one JSON line per replica and a summary line with medians.
 """
 
@@ -48,6 +49,18 @@ def _cgroup(replica: Replica, what: str) -> int | None:
     return None
 
 
+def _working_set(replica: Replica) -> int | None:
+    """Usage minus inactive file cache: the working set ``docker stats`` and BENCHMARKS.md's desktop figures use."""
+    usage = _cgroup(replica, "memory")
+    for name, key in (("memory.stat", "inactive_file"), ("memory/memory.stat", "total_inactive_file")):
+        res = replica.execute(["cat", f"/sys/fs/cgroup/{name}"], timeout=10)
+        if res.returncode == 0 and usage is not None:
+            stat = dict(line.split() for line in res.output.splitlines() if len(line.split()) == 2)
+            if key in stat:
+                return usage - int(stat[key])
+    return None
+
+
 def _wait_window(replica: Replica, needle: str, timeout: float) -> float:
     t0 = time.monotonic()
     while time.monotonic() - t0 < timeout:
@@ -76,13 +89,13 @@ def one(image: str, mem_mib: int) -> dict[str, Any]:
                 time.sleep(0.2)
             session_s = time.monotonic() - t0
             time.sleep(20)
-            idle = _cgroup(r, "memory")
+            idle, idle_ws = _cgroup(r, "memory"), _working_set(r)
             r.launch("chromium")
             r.launch("libreoffice --calc", shell=False)
             chromium_s = _wait_window(r, "chromium", 60)
             calc_s = _wait_window(r, "libreoffice-calc", 60)
             time.sleep(20)
-            both = _cgroup(r, "memory")
+            both, both_ws = _cgroup(r, "memory"), _working_set(r)
             peak = _cgroup(r, "memory_peak")
             tasks = _cgroup(r, "tasks")
     finally:
@@ -90,6 +103,8 @@ def one(image: str, mem_mib: int) -> dict[str, Any]:
         reap(pool=name)
     return {"ready_s": round(ready_s, 1), "session_drawn_s": round(session_s, 1),
             "idle_mib": round(idle / MIB) if idle else None, "chromium_calc_mib": round(both / MIB) if both else None,
+            "idle_ws_mib": round(idle_ws / MIB) if idle_ws else None,
+            "chromium_calc_ws_mib": round(both_ws / MIB) if both_ws else None,
             "peak_mib": round(peak / MIB) if peak else None, "tasks": tasks,
             "chromium_window_s": round(chromium_s, 1), "calc_window_s": round(calc_s, 1)}
 

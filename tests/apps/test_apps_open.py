@@ -116,12 +116,16 @@ def test_app_opens_clean(app: App, make_pool: Callable[..., ReplicaPool]) -> Non
         assert not extra, f"{app.id}: other windows appeared beside {main.title!r}: {extra}"
 
         items: list[str] = []
+        apps: list[str] = []
         deadline = time.monotonic() + 20
         while len(items) < 3 and time.monotonic() < deadline:  # the app registers with AT-SPI a bit after mapping
-            items = _menu_items(replica.accessibility(timeout=30), app)
+            xml = replica.accessibility(timeout=30)
+            items = _menu_items(xml, app)
+            apps = [node.get("name") or "" for node in ET.fromstring(xml)]
             if len(items) < 3:
                 time.sleep(1)
-        assert len(items) >= 3, f"{app.id}: accessibility tree has {items} under an app named like {app.a11y_app!r}"
+        assert len(items) >= 3, (f"{app.id}: accessibility tree has {items} under an app named like "
+                                 f"{app.a11y_app!r}; applications in the tree: {apps}")
 
 
 def test_chromium_devtools_answers_inside_on_loopback_only(make_pool: Callable[..., ReplicaPool]) -> None:
