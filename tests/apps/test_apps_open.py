@@ -8,21 +8,26 @@ One fresh replica per app, with the tier's limits (osgym.replicas.provision.TIER
 
 from __future__ import annotations
 
+import json
 import time
 import xml.etree.ElementTree as ET
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 
+from osgym.replicas.client import Replica
 from osgym.replicas.observation import Window
 from osgym.replicas.pool import ReplicaPool, limits_for
 from osgym.tasks.setup import run_step
 from osgym.tasks.spec import SetupStep
+from tests.apps.phash import distance, phash
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
 SCREEN = (1920, 1080)
+REFERENCES = Path(__file__).parent / "references" / "phash.json"
 MAP_TIMEOUT_S = 20.0
 SETTLE_S = 8.0
 """How long after the app's window maps that no other window may appear. First-run dialogs
@@ -84,48 +89,74 @@ def _menu_items(xml: str, app: App) -> list[str]:
     return found
 
 
+def open_clean(replica: Replica, app: App) -> Window:
+    """Launch ``app`` as a task's setup step would and check it opened clean: its window within
+    MAP_TIMEOUT_S, no other window for SETTLE_S, menu or toolbar items in the accessibility tree.
+    Returns its window. Shared with scripts/apps_references.py, so references show the same state.
+
+    Raises:
+        AssertionError: naming the app and what went wrong.
+    """
+    before = {w.id for w in replica.windows()}
+    run_step(replica, SetupStep(type="launch", parameters={"command": app.command, "shell": False}))
+
+    deadline = time.monotonic() + MAP_TIMEOUT_S
+    main: Window | None = None
+    while main is None and time.monotonic() < deadline:
+        main = next((w for w in replica.windows() if w.id not in before and _matches(w, app.window)), None)
+        if main is None:
+            time.sleep(0.25)
+    if main is None:  # say how late it was (or that it never came), to tell a slow start from a broken one
+        late = time.monotonic() + 40
+        while main is None and time.monotonic() < late:
+            main = next((w for w in replica.windows() if w.id not in before and _matches(w, app.window)), None)
+            time.sleep(0.5)
+        after = time.monotonic() - deadline + MAP_TIMEOUT_S
+        came = f"it mapped {after:.0f} s after launch" if main else "none in 60 s"
+        new = [f"{w.title!r} ({w.wm_class})" for w in replica.windows() if w.id not in before]
+        raise AssertionError(f"{app.id}: no window like {app.window!r} within {MAP_TIMEOUT_S} s ({came}); new: {new}")
+
+    settle_end = time.monotonic() + SETTLE_S
+    extra: list[str] = []
+    while time.monotonic() < settle_end and not extra:
+        extra = [f"{w.title!r} ({w.wm_class}, {w.width}x{w.height})" for w in replica.windows()
+                 if w.id not in before | {main.id} and w.width * w.height > INVISIBLE_PX]
+        time.sleep(0.25)
+    assert not extra, f"{app.id}: other windows appeared beside {main.title!r}: {extra}"
+
+    items: list[str] = []
+    apps: list[str] = []
+    deadline = time.monotonic() + 20
+    while len(items) < 3 and time.monotonic() < deadline:  # the app registers with AT-SPI a bit after mapping
+        xml = replica.accessibility(timeout=30)
+        items = _menu_items(xml, app)
+        apps = [node.get("name") or "" for node in ET.fromstring(xml)]
+        if len(items) < 3:
+            time.sleep(1)
+    assert len(items) >= 3, (f"{app.id}: accessibility tree has {items} under an app named like "
+                             f"{app.a11y_app!r}; applications in the tree: {apps}")
+    return main
+
+
 @pytest.mark.parametrize("app", APPS, ids=[a.id for a in APPS])
-def test_app_opens_clean(app: App, make_pool: Callable[..., ReplicaPool]) -> None:
+def test_app_opens_clean(app: App, make_pool: Callable[..., ReplicaPool], tmp_path: Path) -> None:
     pool = make_pool(1, screen=SCREEN, limits=limits_for("apps"))
     with pool.lease(timeout=120) as replica:
-        before = {w.id for w in replica.windows()}
-        run_step(replica, SetupStep(type="launch", parameters={"command": app.command, "shell": False}))
-
-        deadline = time.monotonic() + MAP_TIMEOUT_S
-        main: Window | None = None
-        while main is None and time.monotonic() < deadline:
-            main = next((w for w in replica.windows() if w.id not in before and _matches(w, app.window)), None)
-            if main is None:
-                time.sleep(0.25)
-        if main is None:  # say how late it was (or that it never came), to tell a slow start from a broken one
-            late = time.monotonic() + 40
-            while main is None and time.monotonic() < late:
-                main = next((w for w in replica.windows() if w.id not in before and _matches(w, app.window)), None)
-                time.sleep(0.5)
-            after = time.monotonic() - deadline + MAP_TIMEOUT_S
-            came = f"it mapped {after:.0f} s after launch" if main else "none in 60 s"
-            new = [f"{w.title!r} ({w.wm_class})" for w in replica.windows() if w.id not in before]
-            pytest.fail(f"{app.id}: no window like {app.window!r} within {MAP_TIMEOUT_S} s ({came}); new: {new}")
-
-        settle_end = time.monotonic() + SETTLE_S
-        extra: list[str] = []
-        while time.monotonic() < settle_end and not extra:
-            extra = [f"{w.title!r} ({w.wm_class}, {w.width}x{w.height})" for w in replica.windows()
-                     if w.id not in before | {main.id} and w.width * w.height > INVISIBLE_PX]
-            time.sleep(0.25)
-        assert not extra, f"{app.id}: other windows appeared beside {main.title!r}: {extra}"
-
-        items: list[str] = []
-        apps: list[str] = []
-        deadline = time.monotonic() + 20
-        while len(items) < 3 and time.monotonic() < deadline:  # the app registers with AT-SPI a bit after mapping
-            xml = replica.accessibility(timeout=30)
-            items = _menu_items(xml, app)
-            apps = [node.get("name") or "" for node in ET.fromstring(xml)]
-            if len(items) < 3:
-                time.sleep(1)
-        assert len(items) >= 3, (f"{app.id}: accessibility tree has {items} under an app named like "
-                                 f"{app.a11y_app!r}; applications in the tree: {apps}")
+        open_clean(replica, app)
+        # ...and looks as it did when the references were made (scripts/apps_references.py).
+        refs = json.loads(REFERENCES.read_text())
+        want, limit = int(refs["apps"][app.id], 16), refs["max_distance"]
+        deadline = time.monotonic() + 10  # a page may still be painting (seen once with Chromium under load)
+        while True:
+            shot = replica.screenshot().data
+            got = distance(phash(shot), want)
+            if got <= limit or time.monotonic() > deadline:
+                break
+            time.sleep(1)
+        (tmp_path / f"{app.id}.png").write_bytes(shot)
+        assert got <= limit, (f"{app.id}: screenshot's pHash is {got} bits from tests/apps/references/{app.id}.png "
+                              f"(at most {limit} allowed); screenshot: {tmp_path / (app.id + '.png')}")
+        print(f"{app.id}: pHash distance {got}")
 
 
 def test_chromium_devtools_answers_inside_on_loopback_only(make_pool: Callable[..., ReplicaPool]) -> None:
