@@ -89,6 +89,27 @@ def _menu_items(xml: str, app: App) -> list[str]:
     return found
 
 
+SESSION_UP = ("xprop -root _NET_SUPPORTING_WM_CHECK | grep -q 'window id'"
+              " && xwininfo -root -tree | grep -q '\"xfce4-panel\".*1920x'"
+              " && xwininfo -root -tree | grep -q '\"Desktop\".*1920x1080'")
+
+
+def wait_session(replica: Replica, timeout: float = 30.0) -> None:
+    """Wait until the XFCE session manages windows and has drawn its panel and desktop.
+
+    The server answers /health once the session script runs, ~1-3 s before xfwm4, the panel and
+    xfdesktop are up; an app launched in between maps at 0,0 undecorated (seen in the pHash
+    check). Until the server's readiness covers the session, tests wait here.
+
+    Raises:
+        AssertionError: if the session is not up within ``timeout``.
+    """
+    deadline = time.monotonic() + timeout
+    while replica.execute(SESSION_UP, shell=True, timeout=10).returncode != 0:
+        assert time.monotonic() < deadline, f"the XFCE session was not up within {timeout} s"
+        time.sleep(0.25)
+
+
 def open_clean(replica: Replica, app: App) -> Window:
     """Launch ``app`` as a task's setup step would and check it opened clean: its window within
     MAP_TIMEOUT_S, no other window for SETTLE_S, menu or toolbar items in the accessibility tree.
@@ -97,6 +118,7 @@ def open_clean(replica: Replica, app: App) -> Window:
     Raises:
         AssertionError: naming the app and what went wrong.
     """
+    wait_session(replica)
     before = {w.id for w in replica.windows()}
     run_step(replica, SetupStep(type="launch", parameters={"command": app.command, "shell": False}))
 
