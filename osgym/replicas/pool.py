@@ -61,6 +61,7 @@ from osgym.replicas.reaper import (
     REPLICA_LABEL,
     RUN_DIR_LABEL,
     default_run_dir,
+    ensure_private_dir,
     owner_alive,
     owner_id,
     reap,
@@ -217,6 +218,7 @@ class ReplicaPool:
         Raises:
             CapacityError: if the hosts' planned capacity is below ``size + standby`` and not ``force``.
             PoolError: if fewer than ``size`` replicas become ready.
+            ConfigError: if the run directory belongs to another user or others may write it.
         """
         if self._started:
             return
@@ -224,8 +226,9 @@ class ReplicaPool:
         if self.target > planned and not self.force:
             raise CapacityError(f"pool {self.name}: {self.target} replicas requested, hosts hold {planned} "
                                 f"({self.plan()}); pass force=True to overcommit")
+        ensure_private_dir(self.run_dir.parent)
+        ensure_private_dir(self.run_dir)
         self._started = True
-        self.run_dir.mkdir(parents=True, exist_ok=True)
         (self.run_dir / "owner").write_text(self.owner)
         futures = self._refill()
         self.health.start()
