@@ -13,14 +13,17 @@ from __future__ import annotations
 import contextlib
 import enum
 import functools
+import shlex
 import ssl
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import docker.errors
 import httpcore
 import httpx
+import requests.exceptions
 
 from osgym.errors import ActionFailed, EpisodeTimeout, ReplicaUnreachable, RequestRejected, ResponseTooLarge
 from osgym.replicas.actions import _Action
@@ -42,6 +45,10 @@ class Timeouts:
 
 
 DEFAULT_TIMEOUTS = Timeouts()
+
+ROOT_PATH = "/opt/osgym/rootbin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+"""PATH of root steps: the ``sudo`` shim first (:meth:`Replica.execute_as_root`)."""
+MAX_ROOT_OUTPUT = 16 * 2**20
 
 
 @dataclass(frozen=True)
@@ -396,6 +403,39 @@ class Replica:
             body["shell"] = shell
         d = self.api.request("POST", "/execute", json=body, timeout=timeout + 5).json()
         return ExecResult(d["status"], d["output"], d["error"], d["returncode"])
+
+    def execute_as_root(self, command: str | list[str], *, shell: bool | None = None,
+                        timeout: float = 60) -> ExecResult:
+        """Run a task step's command as root, through Docker (``docker exec --user root``).
+
+        This is the worker's privileged path for setup and evaluator steps that need root
+        (OSWorld's ``echo password | sudo -S ...``); the agent's account has no sudo, and the
+        control server would run the command as the agent. ``sudo`` inside the command is a shim
+        that runs its command (``replica_images/server/rootbin/sudo``). The command gets the
+        container's capabilities only (native replicas: CAP_SETUID and CAP_SETGID). ``command``
+        and ``shell`` mean what they mean for :meth:`execute`.
+
+        Raises:
+            ReplicaUnreachable: if the replica has no container handle or Docker fails.
+        """
+        if self.container is None:
+            raise ReplicaUnreachable(f"replica {self.id}: no container handle for a root step")
+        if isinstance(command, str):
+            argv = ["/bin/sh", "-c", command] if shell is not False else shlex.split(command)
+        else:
+            argv = ["/bin/sh", "-c", " ".join(map(shlex.quote, command))] if shell else list(command)
+        argv = ["timeout", "--kill-after=2", f"{timeout:g}", *argv]
+        api = self.container.client.api
+        try:
+            eid = api.exec_create(self.container.id, argv, user="root", workdir="/home/user",
+                                  environment={"HOME": "/root", "PATH": ROOT_PATH})["Id"]
+            out, err = api.exec_start(eid, demux=True)
+            code = api.exec_inspect(eid)["ExitCode"]
+        except (docker.errors.DockerException, requests.exceptions.RequestException) as exc:
+            raise ReplicaUnreachable(f"replica {self.id}: root step failed in Docker: {exc}") from exc
+        status = "timeout" if code in (124, 137) else "success" if code == 0 else "error"
+        return ExecResult(status, (out or b"")[:MAX_ROOT_OUTPUT].decode("utf-8", "replace"),
+                          (err or b"")[:MAX_ROOT_OUTPUT].decode("utf-8", "replace"), int(code or 0))
 
     def launch(self, command: str | list[str], *, shell: bool | None = None) -> int:
         body: dict[str, Any] = {"command": command}

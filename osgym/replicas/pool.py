@@ -62,6 +62,7 @@ from osgym.replicas.reaper import (
     REPLICA_LABEL,
     RUN_DIR_LABEL,
     default_run_dir,
+    ensure_private_dir,
     owner_alive,
     owner_id,
     reap,
@@ -234,6 +235,7 @@ class ReplicaPool:
             PoolError: if networked replicas' network or host firewall rules cannot be set up
                 (:func:`osgym.replicas.network.prepare_network`).
             PoolError: if fewer than ``size`` replicas become ready.
+            ConfigError: if the run directory belongs to another user or others may write it.
         """
         if self._started:
             return
@@ -241,12 +243,13 @@ class ReplicaPool:
         if self.target > planned and not self.force:
             raise CapacityError(f"pool {self.name}: {self.target} replicas requested, hosts hold {planned} "
                                 f"({self.plan()}); pass force=True to overcommit")
+        ensure_private_dir(self.run_dir.parent)
+        ensure_private_dir(self.run_dir)
         if self.network_kind is not None:
             for h in self.hosts:
                 if not h.quarantined:
                     self.networks[h.name] = prepare_network(h.client, self.network_kind)
         self._started = True
-        self.run_dir.mkdir(parents=True, exist_ok=True)
         (self.run_dir / "owner").write_text(self.owner)
         futures = self._refill()
         self.health.start()

@@ -9,7 +9,7 @@ from typing import Any
 from osgym.errors import EvaluatorError, RequestRejected
 from osgym.replicas.client import Replica
 from osgym.tasks.files import Scratch, read_task_file
-from osgym.tasks.setup import run_setup
+from osgym.tasks.setup import run_command, run_setup
 from osgym.tasks.spec import Getter, TaskSpec
 
 
@@ -29,7 +29,7 @@ def _get(ctx: _Context, g: Getter, where: str) -> Any:
     o = g.options
     r = ctx.replica
     if g.type in ("vm_command_line", "vm_terminal_output"):
-        res = r.execute(o["command"], shell=o.get("shell"), timeout=float(o.get("timeout", 30)))
+        res = run_command(r, o["command"], o.get("shell"), float(o.get("timeout", 30)))
         return res.output
     if g.type == "vm_file":
         try:
