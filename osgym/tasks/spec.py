@@ -14,6 +14,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from osgym.errors import TaskLoadError
+from osgym.tasks import metrics
 
 SETUP_TYPES = frozenset({
     "execute", "command", "launch", "open", "upload_file", "sleep", "activate_window", "close_window",
@@ -21,10 +22,6 @@ SETUP_TYPES = frozenset({
 })
 GETTER_TYPES = frozenset({
     "vm_command_line", "vm_terminal_output", "vm_file", "list_directory", "rule", "cloud_file", "vm_windows",
-})
-METRICS = frozenset({
-    "exact_match", "check_include_exclude", "compare_text_file", "file_exists", "check_directory_tree", "infeasible",
-    "check_window_state",
 })
 
 
@@ -123,9 +120,8 @@ class TaskSpec(BaseModel):
         for step in [*self.config, *self.evaluator.postconfig]:
             if step.type not in SETUP_TYPES:
                 raise ValueError(f"unsupported config type {step.type!r} (supported: {', '.join(sorted(SETUP_TYPES))})")
-        for f in self.evaluator.funcs:
-            if f not in METRICS:
-                raise ValueError(f"unsupported evaluator func {f!r} (supported: {', '.join(sorted(METRICS))})")
+        for f, opts in zip(self.evaluator.funcs, self.evaluator.option_list, strict=False):
+            metrics.check(f, opts)  # a registered metric, and options that fit it
         for g in [*self.evaluator.results, *self.evaluator.expecteds]:
             if g is not None and g.type not in GETTER_TYPES:
                 raise ValueError(f"unsupported getter type {g.type!r} (supported: {', '.join(sorted(GETTER_TYPES))})")

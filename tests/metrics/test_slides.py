@@ -1,0 +1,138 @@
+"""``compare_pptx_files`` on presentations generated here: a match scores 1, each kind of mismatch 0, as OSWorld."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pptx import Presentation
+from pptx.dml.color import RGBColor
+from pptx.enum.text import PP_ALIGN
+from pptx.oxml.ns import qn
+from pptx.util import Emu, Inches, Pt
+
+from osgym.errors import TaskLoadError
+from osgym.tasks import metrics
+from osgym.tasks.spec import load_task
+from tests.metrics.conftest import Call, OSWorld
+
+
+def deck(path: Path, **t: Any) -> str:
+    """A two-slide deck; each keyword changes one thing (see the uses below)."""
+    prs = Presentation()
+    title = prs.slides.add_slide(prs.slide_layouts[0])
+    title.shapes.title.text = t.get("title", "Quarterly report")
+    title.placeholders[1].text = "Sales and costs"
+    slide = prs.slides.add_slide(prs.slide_layouts[6])  # blank
+    if "background" in t:
+        slide.background.fill.solid()
+        slide.background.fill.fore_color.rgb = RGBColor.from_string(t["background"])
+    left = Inches(1) + Emu(t.get("shift", 0))
+    box = slide.shapes.add_textbox(left, Inches(1), Inches(6), Inches(2))
+    para = box.text_frame.paragraphs[0]
+    para.alignment = t.get("align", PP_ALIGN.LEFT)
+    run = para.add_run()
+    run.text = t.get("text", "Revenue grew")
+    run.font.bold = t.get("bold", True)
+    run.font.italic = t.get("italic")
+    run.font.underline = t.get("underline")
+    run.font.size = Pt(t.get("size", 24))
+    run.font.name = t.get("font", "Arial")
+    run.font.color.rgb = RGBColor.from_string(t.get("colour", "1F4E79"))
+    if t.get("strike"):
+        run.font._element.set("strike", "sngStrike")
+    second = box.text_frame.add_paragraph()
+    second.level = t.get("level", 1)
+    second.add_run().text = "by 12 %"
+    if "bullet" in t:
+        second._p.get_or_add_pPr().append(second._p.makeelement(qn("a:buChar"), {"char": t["bullet"]}))
+    table = slide.shapes.add_table(2, 2, Inches(1), Inches(4), Inches(4), Inches(1)).table
+    for r in range(2):
+        for c in range(2):
+            table.cell(r, c).text = f"r{r}c{c}"
+    table.cell(0, 0).text_frame.paragraphs[0].runs[0].font.bold = t.get("cell_bold", False)
+    if t.get("extra_shape"):
+        slide.shapes.add_textbox(Inches(7), Inches(5), Inches(1), Inches(1)).text_frame.text = "extra"
+    slide.notes_slide.notes_text_frame.text = t.get("notes", "Mention the new stores.")
+    if t.get("third_slide"):
+        prs.slides.add_slide(prs.slide_layouts[6])
+    prs.save(path)
+    return str(path)
+
+
+CASES: list[tuple[str, dict[str, Any], dict[str, Any], float]] = [
+    ("same", {}, {}, 1.0),
+    ("extra-slide", {"third_slide": True}, {}, 0.0),
+    ("extra-slide-not-examined", {"third_slide": True}, {"examine_number_of_slides": False}, 1.0),
+    ("title-text", {"title": "Quarterly reports"}, {}, 0.0),
+    ("run-text", {"text": "Revenue fell"}, {}, 0.0),
+    ("run-text-not-examined", {"text": "Revenue fell"}, {"examine_text": False, "examine_bullets": False}, 1.0),
+    ("moved", {"shift": Inches(0.5)}, {}, 0.0),
+    ("moved-within-tolerance", {"shift": 100}, {}, 1.0),
+    ("moved-not-examined", {"shift": Inches(0.5)}, {"examine_shape": False}, 1.0),
+    ("bold", {"bold": False}, {}, 0.0),
+    ("bold-not-examined", {"bold": False}, {"examine_font_bold": False}, 1.0),
+    ("italic", {"italic": True}, {}, 0.0),
+    ("italic-unset-vs-false", {"italic": False}, {}, 1.0),
+    ("underline", {"underline": True}, {}, 0.0),
+    ("font-size", {"size": 28}, {}, 0.0),
+    ("font-name", {"font": "Calibri"}, {}, 0.0),
+    ("font-name-not-examined", {"font": "Calibri"}, {"examine_font_name": False}, 1.0),
+    ("colour", {"colour": "C00000"}, {}, 0.0),
+    ("colour-not-examined", {"colour": "C00000"}, {"examine_color_rgb": False}, 1.0),
+    ("strike", {"strike": True}, {}, 0.0),
+    ("alignment", {"align": PP_ALIGN.CENTER}, {}, 0.0),
+    ("alignment-not-examined", {"align": PP_ALIGN.CENTER}, {"examine_alignment": False}, 1.0),
+    ("indent", {"level": 2}, {}, 0.0),
+    ("indent-not-examined", {"level": 2}, {"examine_indent": False, "examine_bullets": False}, 1.0),
+    ("bullet", {"bullet": "•"}, {}, 0.0),
+    ("bullet-not-examined", {"bullet": "•"}, {"examine_bullets": False}, 1.0),
+    ("notes", {"notes": "Skip the stores."}, {}, 0.0),
+    ("notes-not-examined", {"notes": "Skip the stores."}, {"examine_note": False}, 1.0),
+    ("background", {"background": "FFEE00"}, {}, 0.0),
+    ("background-not-examined", {"background": "FFEE00"}, {"examine_background_color": False}, 1.0),
+    ("table-cell-bold", {"cell_bold": True}, {}, 0.0),
+    ("extra-shape", {"extra_shape": True}, {}, 0.0),
+]
+
+
+def _files(tmp: Path, name: str, tweaks: dict[str, Any]) -> tuple[str, str]:
+    folder = tmp / name
+    folder.mkdir()
+    return deck(folder / "result.pptx", **tweaks), deck(folder / "expected.pptx")
+
+
+@pytest.mark.parametrize("name, tweaks, options, want", CASES, ids=[c[0] for c in CASES])
+def test_compare_pptx_files(name: str, tweaks: dict[str, Any], options: dict[str, Any], want: float,
+                            tmp_path: Path) -> None:
+    result, expected = _files(tmp_path, name, tweaks)
+    assert metrics.score("compare_pptx_files", result, expected, options) == want
+
+
+def test_compare_pptx_files_missing_or_broken_result_scores_0(tmp_path: Path) -> None:
+    expected = deck(tmp_path / "expected.pptx")
+    (tmp_path / "broken.pptx").write_text("not a presentation")
+    assert metrics.score("compare_pptx_files", None, expected, {}) == 0.0
+    assert metrics.score("compare_pptx_files", str(tmp_path / "broken.pptx"), expected, {}) == 0.0
+
+
+def test_compare_pptx_files_parity(osworld: OSWorld, tmp_path: Path) -> None:
+    ours, calls = [], []
+    for name, tweaks, options, _ in CASES:
+        result, expected = _files(tmp_path, name, tweaks)
+        ours.append(metrics.score("compare_pptx_files", result, expected, options))
+        calls.append(Call("slides", "compare_pptx_files", result, expected, options))
+    theirs = osworld.scores(calls)
+    differ = [(c[0], o, t) for c, o, t in zip(CASES, ours, theirs, strict=True) if o != t]
+    assert not differ, f"(case, osgym, OSWorld) that differ: {differ}"
+
+
+@pytest.mark.parametrize("options, named", [
+    ({"examine_top_position": True}, "examine_top_position"),
+    ({"examine_shape": "yes"}, "examine_shape"),
+    ({"examine_everything": True}, "examine_everything"),
+])
+def test_bad_pptx_options_fail_at_load(options: dict[str, Any], named: str) -> None:
+    with pytest.raises(TaskLoadError, match=f"'compare_pptx_files': option {named}"):
+        load_task({"id": "t-pptx", "instruction": "x", "evaluator": {"func": "compare_pptx_files", "options": options}})
