@@ -11,7 +11,10 @@ from typing import Any
 
 import openpyxl
 import pytest
+from openpyxl.chart import BarChart, LineChart, Reference
+from openpyxl.drawing.spreadsheet_drawing import AnchorMarker, TwoCellAnchor
 from openpyxl.styles import Font
+from openpyxl.utils import coordinate_to_tuple
 from openpyxl.worksheet.datavalidation import DataValidation
 
 from osgym.errors import TaskLoadError
@@ -77,6 +80,34 @@ def hide_row(n: int) -> Callable[[openpyxl.Workbook], None]:
     return change
 
 
+def chart(kind: str = "bar", title: str = "Stock", col: int = 2, at: str = "E2",
+          direction: str = "col") -> Callable[[openpyxl.Workbook], None]:
+    def change(wb: openpyxl.Workbook) -> None:
+        ws = wb.worksheets[0]
+        ch = BarChart() if kind == "bar" else LineChart()
+        if kind == "bar":
+            ch.type = direction
+        ch.title = title
+        ch.x_axis.title = "Fruit"
+        ch.add_data(Reference(ws, min_col=col, min_row=1, max_row=4), titles_from_data=True)
+        ch.set_categories(Reference(ws, min_col=1, min_row=2, max_row=4))
+        # A two-cell anchor, as LibreOffice saves charts (OSWorld cannot read openpyxl's default one-cell anchor).
+        col0, row0 = coordinate_to_tuple(at)[1] - 1, coordinate_to_tuple(at)[0] - 1
+        ch.anchor = TwoCellAnchor(editAs="oneCell", _from=AnchorMarker(col=col0, row=row0),
+                                  to=AnchorMarker(col=col0 + 6, row=row0 + 12))
+        ws.add_chart(ch)
+    return change
+
+
+def auto_filter(values: tuple[str, ...] = ("apple",), sort_desc: bool = False) -> Callable[[openpyxl.Workbook], None]:
+    def change(wb: openpyxl.Workbook) -> None:
+        ws = wb.worksheets[0]
+        ws.auto_filter.ref = "A1:C4"
+        ws.auto_filter.add_filter_column(0, list(values))
+        ws.auto_filter.add_sort_condition("B2:B4", descending=sort_desc)
+    return change
+
+
 @dataclass
 class Case:
     """Two generated files, the options, and the score both implementations must give."""
@@ -106,6 +137,13 @@ def cell(coordinate: str, idx: Any = "RNSheet1", **props: dict[str, Any]) -> dic
 
 def fuzzy(**rule: Any) -> dict[str, Any]:
     return {"rules": [{"type": "sheet_fuzzy", "sheet_idx0": "RNSheet1", "sheet_idx1": "ENSheet1", "rules": [rule]}]}
+
+
+def charts(*props: str) -> dict[str, Any]:
+    return {"rules": [{"type": "chart", "sheet_idx0": 0, "sheet_idx1": "EI0", "chart_props": list(props)}]}
+
+
+FILTER = {"rules": [{"type": "filter", "sheet_idx0": 0, "sheet_idx1": "EI0"}]}
 
 
 def printed(result_lines: str, expected_lines: str) -> Callable[[Path], tuple[str, str]]:
@@ -211,6 +249,20 @@ CASES = [
          {"rules": [{"type": "row_props", "sheet_idx0": 0, "sheet_idx1": "EI0", "props": ["hidden"]}]}, 1.0),
     Case("rows-hidden-differs", T, pair({"tweak": hide_row(2)}, {"tweak": hide_row(3)}),
          {"rules": [{"type": "row_props", "sheet_idx0": 0, "sheet_idx1": "EI0", "props": ["hidden"]}]}, 0.0),
+    Case("chart-same", T, pair({"tweak": chart()}, {"tweak": chart()}),
+         charts("title", "legend", "type", "direction", "xtitle", "ytitle", "width", "height", "anchor"), 1.0),
+    Case("chart-missing", T, pair({}, {"tweak": chart()}), charts("type"), 0.0),
+    Case("chart-other-data", T, pair({"tweak": chart(col=3)}, {"tweak": chart()}), charts(), 0.0),
+    Case("chart-title", T, pair({"tweak": chart(title="Stocks")}, {"tweak": chart()}), charts("title"), 0.0),
+    Case("chart-title-not-examined", T, pair({"tweak": chart(title="Stocks")}, {"tweak": chart()}), charts("type"),
+         1.0),
+    Case("chart-kind", T, pair({"tweak": chart(kind="line")}, {"tweak": chart()}), charts("type"), 0.0),
+    Case("chart-direction", T, pair({"tweak": chart(direction="bar")}, {"tweak": chart()}), charts("direction"), 0.0),
+    Case("chart-place", T, pair({"tweak": chart(at="H9")}, {"tweak": chart()}), charts("anchor"), 0.0),
+    Case("filter-same", T, pair({"tweak": auto_filter()}, {"tweak": auto_filter()}), FILTER, 1.0),
+    Case("filter-missing", T, pair({}, {"tweak": auto_filter()}), FILTER, 0.0),
+    Case("filter-values", T, pair({"tweak": auto_filter(("pear",))}, {"tweak": auto_filter()}), FILTER, 0.0),
+    Case("filter-sort", T, pair({"tweak": auto_filter(sort_desc=True)}, {"tweak": auto_filter()}), FILTER, 0.0),
     Case("print-same", T, printed("a,b\n1,2\n\n", "a,b\n1,2\n"),
          {"rules": [{"type": "sheet_print", "sheet_idx0": "RNSheet1", "sheet_idx1": "ENSheet1"}]}, 1.0),
     Case("print-differs", T, printed("a,b\n1,3\n", "a,b\n1,2\n"),
@@ -275,7 +327,8 @@ def test_compare_csv_parity(osworld: OSWorld, tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("options, named", [
-    ({"rules": [{"type": "chart", "sheet_idx0": 0, "sheet_idx1": "EI0"}]}, "'chart'"),
+    ({"rules": [{"type": "pivot_table", "sheet_idx0": 0, "sheet_idx1": "EI0"}]}, "'pivot_table'"),
+    ({"rules": [{"type": "chart", "sheet_idx0": 0, "sheet_idx1": "EI0", "chart_props": ["colour"]}]}, "colour"),
     ({"rules": [{"type": "sheet_data", "sheet_idx0": "Sheet1", "sheet_idx1": "EI0"}]}, "rules.0.sheet_data.sheet_idx0"),
     ({"rules": [{"type": "check_cell", "sheet_idx": 0, "coordinate": "A1", "props": {"glow": {"method": "eq"}}}]},
      "glow"),

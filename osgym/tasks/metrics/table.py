@@ -21,13 +21,18 @@ Rule types (``type``):
 - ``data_validation``: every data validation of a sheet matches one of ``dv_props``, and there are at
   least as many validations as entries in ``dv_props``.
 - ``row_props`` / ``col_props``: two sheets' row or column dimensions agree on ``props``.
+- ``chart``: two sheets have charts over the same data ranges, agreeing on ``chart_props``
+  (``title legend anchor width height type direction xtitle ytitle ztitle``).
+- ``filter``: two sheets have the same auto-filter: range, filtered columns and sort state.
 
-Rule types OSWorld also knows (``chart``, ``style``, ``filter``, ``pivot_table``, ``sparkline``) are
-not implemented: a task using one fails to load, naming the rule type.
+Rule types OSWorld also knows (``style``, ``pivot_table``, ``sparkline``) are not implemented: a task
+using one fails to load, naming the rule type.
 
 Cell values are read as OSWorld reads them from the file: the value the spreadsheet program last
-computed (not the formula), numbers and dates as floats (dates as Excel serial numbers). Booleans
-read as ``True``/``False`` (OSWorld reads them as nothing).
+computed (not the formula), numbers and dates as floats (dates as Excel serial numbers). Where
+OSWorld's reader fails, these read something comparable instead: booleans read as ``True``/``False``
+(OSWorld: nothing), a chart's one-cell anchor as ``None`` parts (OSWorld raises), a hyperlink as its
+target (OSWorld: an object no rule can match).
 """
 
 from __future__ import annotations
@@ -205,8 +210,29 @@ class Dimensions(_PairRule):
         return v
 
 
+_CHART_PROPS = frozenset({"title", "legend", "anchor", "width", "height", "type", "direction", "xtitle", "ytitle",
+                          "ztitle"})
+
+
+class Chart(_PairRule):
+    type: Literal["chart"]
+    chart_props: list[str] = Field(default_factory=list)
+
+    @field_validator("chart_props")
+    @classmethod
+    def _props(cls, v: list[str]) -> list[str]:
+        bad = sorted(set(v) - _CHART_PROPS)
+        if bad:
+            raise ValueError(f"unknown chart properties {bad}: expected {', '.join(sorted(_CHART_PROPS))}")
+        return v
+
+
+class Filter(_PairRule):
+    type: Literal["filter"]
+
+
 TableRule = Annotated[SheetName | SheetData | SheetPrint | SheetFuzzy | Freeze | Zoom | CheckCell | DataValidation
-                      | Dimensions, Field(discriminator="type")]
+                      | Dimensions | Chart | Filter, Field(discriminator="type")]
 
 
 class TableOptions(BaseModel):
@@ -333,6 +359,72 @@ def _dimensions(book: _Book, sheet: str, rule: Dimensions) -> dict[Any, dict[str
     return {key: {p: getattr(d, p) for p in rule.props} for key, d in dims.items()}
 
 
+def _ref(data: Any) -> str:
+    """The formula of a series' values or categories (``Sheet1!$B$2:$B$4``), or ``""``."""
+    for kind in ("numRef", "strRef"):
+        ref = getattr(data, kind, None)
+        if ref is not None and getattr(ref, "f", None) is not None:
+            return str(ref.f)
+    return ""
+
+
+def _title(title: Any) -> Any:
+    try:
+        return title.tx.rich.p[0].r[0].t
+    except (AttributeError, IndexError, TypeError):
+        return None
+
+
+def _chart_prop(ch: Any, prop: str) -> Any:
+    """One chart property as OSWorld reads it (None where the chart has no such thing)."""
+    if prop == "title":
+        return _title(ch.title)
+    if prop == "legend":
+        return ch.legend.position if ch.legend is not None else None
+    if prop == "anchor":  # OSWorld's list: the anchor kind, the start column, then end row, column and row again
+        to = getattr(ch.anchor, "to", None)
+        start = getattr(ch.anchor, "_from", None)
+        return [getattr(ch.anchor, "editAs", None), getattr(start, "col", None), getattr(to, "row", None),
+                getattr(to, "col", None), getattr(to, "row", None)]
+    if prop == "type":
+        return ch.tagname
+    if prop == "direction":
+        return getattr(ch, "barDir", None)
+    if prop in ("xtitle", "ytitle", "ztitle"):
+        return _title(getattr(getattr(ch, f"{prop[0]}_axis", None), "title", None))
+    return getattr(ch, prop)  # width, height
+
+
+def _charts(book: _Book, sheet: str, rule: Chart) -> dict[str, dict[str, Any]]:
+    """Each chart keyed by its series' data ranges, with the properties the rule names."""
+    charts: list[Any] = getattr(book.styled[sheet], "_charts", [])  # openpyxl keeps the charts it read here
+    return {";".join(f"{_ref(s.val)},{_ref(s.cat)}" for s in ch.series):
+            {p: _chart_prop(ch, p) for p in rule.chart_props} for ch in charts}
+
+
+def _filters(book: _Book, sheet: str) -> dict[str, Any]:
+    """The sheet's auto-filter: its range, its filtered columns (by column) and its sort state."""
+    af = book.styled[sheet].auto_filter
+    columns = []
+    for fc in af.filterColumn:
+        col: dict[str, Any] = {"col_id": fc.colId, "hidden_button": fc.hiddenButton, "show_button": fc.showButton}
+        if fc.filters is not None:
+            col["filters_blank"] = fc.filters.blank
+            col["filters"] = set(fc.filters.filter)
+        if fc.customFilters is not None:
+            col["custom_filters_op"] = fc.customFilters._and
+            col["custom_filters"] = {(f.operator, f.val) for f in fc.customFilters.customFilter}
+        columns.append(col)
+    out: dict[str, Any] = {"ref": af.ref, "filter_column": sorted(columns, key=lambda c: c["col_id"])}
+    ss = af.sortState
+    if ss is not None:
+        out["sort_state"] = {
+            "sort": ss.columnSort, "case": ss.caseSensitive, "method": ss.sortMethod, "ref": ss.ref,
+            "condition": [{"descending": c.descending, "key": c.sortBy, "ref": c.ref, "custom_list": c.customList,
+                           "dxf_id": c.dxfId, "icon": c.iconSet, "iconid": c.iconId} for c in ss.sortCondition]}
+    return out
+
+
 def _passes(rule: Any, pair: _Pair) -> bool:
     if isinstance(rule, SheetName):
         return pair.expected is not None and pair.result.names == pair.expected.names
@@ -369,6 +461,10 @@ def _passes(rule: Any, pair: _Pair) -> bool:
                    for fr in rule.rules for rng in MultiCellRange(fr.range) for c in _coordinates(rng))
     if isinstance(rule, Freeze):
         return bool(book1.styled[sheet1].freeze_panes == book2.styled[sheet2].freeze_panes)
+    if isinstance(rule, Chart):
+        return _charts(book1, sheet1, rule) == _charts(book2, sheet2, rule)
+    if isinstance(rule, Filter):
+        return _filters(book1, sheet1) == _filters(book2, sheet2)
     assert isinstance(rule, Dimensions)
     return _dimensions(book1, sheet1, rule) == _dimensions(book2, sheet2, rule)
 
