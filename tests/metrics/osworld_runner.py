@@ -1,6 +1,7 @@
 """Run OSWorld's own metric functions, inside the reference venv (see ``conftest.py``); not imported by osgym.
 
-Reads a JSON list of calls ``{"module", "func", "result", "expected", "options"}`` from stdin and
+Reads a JSON list of calls ``{"module", "func", "result", "expected", "options"}`` from stdin
+(``expected`` null: the function is called without it) and
 prints a JSON list of ``{"score": float}`` or ``{"error": "Type: message"}``.
 
 OSWorld's ``desktop_env/evaluators/metrics/__init__.py`` imports every metric family, among them
@@ -79,7 +80,9 @@ def main() -> None:
                 func = getattr(module, call["func"])
                 unused = HEAVY.get(call["module"], (set(), set()))[1]
                 assert not (_names(func.__code__) & unused), f"{call['func']} uses {unused}: cannot run it here"
-                out.append({"score": float(func(call["result"], call["expected"], **call["options"]))})
+                # OSWorld passes the expected value only when the task has an expected getter.
+                args = [call["result"]] if call["expected"] is None else [call["result"], call["expected"]]
+                out.append({"score": float(func(*args, **call["options"]))})
             except Exception as exc:  # reported to the test, which decides what a crash means
                 out.append({"error": f"{type(exc).__name__}: {exc}"})
     json.dump(out, sys.stdout)

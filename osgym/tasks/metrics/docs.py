@@ -1,4 +1,8 @@
-"""Word-document metrics, after OSWorld's ``compare_docx_files``."""
+"""Word-document metrics, after OSWorld's: text, tables, formatting and layout of ``.docx`` files.
+
+A result document that is missing or unreadable scores 0.0; an unreadable expected document is the
+task's fault and raises ``ValueError`` (reported as an evaluator error).
+"""
 
 from __future__ import annotations
 
@@ -7,6 +11,8 @@ import zipfile
 from typing import Any
 
 from docx import Document
+from docx.document import Document as DocumentObject
+from docx.enum.text import WD_PARAGRAPH_ALIGNMENT
 from docx.opc.exceptions import PackageNotFoundError
 from pydantic import BaseModel, ConfigDict, StrictBool
 from rapidfuzz import fuzz
@@ -14,6 +20,8 @@ from rapidfuzz import fuzz
 from osgym.tasks.metrics import metric
 
 __all__ = ["DocxOptions", "compare_docx_files"]
+
+_W = "http://schemas.openxmlformats.org/wordprocessingml/2006/main"
 
 _UNREADABLE = (OSError, zipfile.BadZipFile, PackageNotFoundError, KeyError, ValueError)
 
@@ -82,3 +90,187 @@ def compare_docx_files(result: str | None, expected: str | None, options: DocxOp
     if options.fuzzy_match:
         return sum(fuzz.ratio(a, b) / 100.0 for a, b in pairs) / len(pairs) if pairs else 1.0
     return 1.0 if all(a == b for a, b in pairs) else 0.0
+
+
+def _result(path: str | None) -> DocumentObject | None:
+    """The agent's document, or None if it is missing or unreadable (which scores 0)."""
+    if not path:
+        return None
+    try:
+        return Document(path)
+    except _UNREADABLE:
+        return None
+
+
+def _expected(path: str | None) -> DocumentObject:
+    if not path:
+        raise ValueError("this metric needs an expected document")
+    try:
+        return Document(path)
+    except _UNREADABLE as exc:
+        raise ValueError(f"expected document {path} cannot be read: {exc}") from exc
+
+
+def _same_text(result: str | None, expected: str | None) -> bool:
+    return compare_docx_files(result, expected, DocxOptions()) == 1.0
+
+
+@metric("compare_docx_tables")
+def compare_docx_tables(result: str | None, expected: str | None) -> float:
+    """1.0 if both documents have the same number of tables, of the same shape, with the same cell texts (trimmed).
+
+    Raises:
+        ValueError: if the expected document cannot be read.
+    """
+    got, want = _result(result), _expected(expected)
+    if got is None or len(got.tables) != len(want.tables):
+        return 0.0
+    for t1, t2 in zip(got.tables, want.tables, strict=True):
+        if len(t1.rows) != len(t2.rows) or len(t1.columns) != len(t2.columns):
+            return 0.0
+        for i in range(len(t1.rows)):
+            for j in range(len(t1.columns)):
+                if t1.cell(i, j).text.strip() != t2.cell(i, j).text.strip():
+                    return 0.0
+    return 1.0
+
+
+@metric("compare_line_spacing")
+def compare_line_spacing(result: str | None, expected: str | None) -> float:
+    """1.0 if the texts match (``compare_docx_files``) and every paragraph has the expected line spacing.
+
+    Raises:
+        ValueError: if the expected document cannot be read.
+    """
+    want = _expected(expected)
+    got = _result(result)
+    if got is None or not _same_text(result, expected) or len(got.paragraphs) != len(want.paragraphs):
+        return 0.0
+    ok = all(p1.paragraph_format.line_spacing == p2.paragraph_format.line_spacing
+             for p1, p2 in zip(got.paragraphs, want.paragraphs, strict=True))
+    return 1.0 if ok else 0.0
+
+
+@metric("compare_font_names")
+def compare_font_names(result: str | None, rules: dict[str, Any]) -> float:
+    """1.0 if every run of the document names the font ``rules["font_name"]`` (an unset font fails)."""
+    got = _result(result)
+    if got is None:
+        return 0.0
+    font = rules["font_name"]
+    return 1.0 if all(r.font.name == font for p in got.paragraphs for r in p.runs) else 0.0
+
+
+@metric("compare_insert_equation")
+def compare_insert_equation(result: str | None, expected: str | None) -> float:
+    """1.0 if the texts match and some run holds an embedded object (an equation) where the expected one does.
+
+    Raises:
+        ValueError: if the expected document cannot be read.
+    """
+    want = _expected(expected)
+    got = _result(result)
+    if got is None or not _same_text(result, expected):
+        return 0.0
+    for p1, p2 in zip(got.paragraphs, want.paragraphs, strict=False):
+        for r1, r2 in zip(p1.runs, p2.runs, strict=False):
+            if r1.element.xpath(".//w:object") and r2.element.xpath(".//w:object"):
+                return 1.0
+    return 0.0
+
+
+@metric("compare_subscript_contains")
+def compare_subscript_contains(result: str | None, expected: str | None) -> float:
+    """1.0 if some run is subscript in both documents at the same paragraph and run position.
+
+    Raises:
+        ValueError: if the expected document cannot be read.
+    """
+    want = _expected(expected)
+    got = _result(result)
+    if got is None:
+        return 0.0
+    return 1.0 if any(r1.font.subscript and r2.font.subscript
+                      for p1, p2 in zip(got.paragraphs, want.paragraphs, strict=False)
+                      for r1, r2 in zip(p1.runs, p2.runs, strict=False)) else 0.0
+
+
+@metric("has_page_numbers_in_footers")
+def has_page_numbers_in_footers(result: str | None, expected: Any = None) -> float:
+    """1.0 if the first footer paragraph of every section holds a digit (a page number)."""
+    got = _result(result)
+    if got is None:
+        return 0.0
+    for section in got.sections:
+        paragraphs = section.footer.paragraphs
+        if not any(ch.isdigit() for ch in (paragraphs[0].text if paragraphs else "")):
+            return 0.0
+    return 1.0
+
+
+@metric("is_first_line_centered")
+def is_first_line_centered(result: str | None, expected: Any = None) -> float:
+    """1.0 if the document's first paragraph is centred."""
+    got = _result(result)
+    if got is None or not got.paragraphs:
+        return 0.0
+    return 1.0 if got.paragraphs[0].paragraph_format.alignment == WD_PARAGRAPH_ALIGNMENT.CENTER else 0.0
+
+
+@metric("contains_page_break")
+def contains_page_break(result: str | None, rules: dict[str, Any] | None = None) -> float:
+    """1.0 if the text holds a page break, and exactly ``rules["page_break_count"]`` of them when given."""
+    got = _result(result)
+    if got is None:
+        return 0.0
+    count = sum(1 for p in got.paragraphs for r in p.runs for br in r.element.iter(f"{{{_W}}}br")
+                if br.get(f"{{{_W}}}type") == "page")
+    want = (rules or {}).get("page_break_count")
+    if want is not None and count != want:
+        return 0.0
+    return 1.0 if count > 0 else 0.0
+
+
+@metric("compare_docx_lines")
+def compare_docx_lines(result: str | None, expected: str | None) -> float:
+    """1.0 if both documents have the same set of non-blank paragraphs (trimmed; order and repeats ignored).
+
+    Raises:
+        ValueError: if the expected document cannot be read.
+    """
+    want = _expected(expected)
+    got = _result(result)
+    if got is None:
+        return 0.0
+    lines = [{p.text.strip() for p in d.paragraphs if p.text.strip()} for d in (got, want)]
+    return 1.0 if lines[0] == lines[1] else 0.0
+
+
+@metric("check_italic_font_size_14")
+def check_italic_font_size_14(result: str | None, expected: str | None) -> float:
+    """1.0 if the texts match and every italic run is set in 14 pt.
+
+    Raises:
+        ValueError: if the expected document cannot be read.
+    """
+    _expected(expected)
+    got = _result(result)
+    if got is None or not _same_text(result, expected):
+        return 0.0
+    ok = all(r.font.size is not None and r.font.size.pt == 14
+             for p in got.paragraphs for r in p.runs if r.italic)
+    return 1.0 if ok else 0.0
+
+
+@metric("evaluate_strike_through_last_paragraph")
+def evaluate_strike_through_last_paragraph(result: str | None, expected: str | None) -> float:
+    """1.0 if the texts match and every run of the last paragraph is struck through.
+
+    Raises:
+        ValueError: if the expected document cannot be read.
+    """
+    _expected(expected)
+    got = _result(result)
+    if got is None or not got.paragraphs or not _same_text(result, expected):
+        return 0.0
+    return 1.0 if all(r.font.strike for r in got.paragraphs[-1].runs) else 0.0
