@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from PIL import Image
 from pptx import Presentation
 from pptx.dml.color import RGBColor
 from pptx.enum.text import PP_ALIGN
@@ -136,3 +137,138 @@ def test_compare_pptx_files_parity(osworld: OSWorld, tmp_path: Path) -> None:
 def test_bad_pptx_options_fail_at_load(options: dict[str, Any], named: str) -> None:
     with pytest.raises(TaskLoadError, match=f"'compare_pptx_files': option {named}"):
         load_task({"id": "t-pptx", "instruction": "x", "evaluator": {"func": "compare_pptx_files", "options": options}})
+
+
+def picture(path: Path) -> str:
+    Image.new("RGB", (64, 48), (200, 30, 30)).save(path)
+    return str(path)
+
+
+def shaped(path: Path, img: str, **t: Any) -> str:
+    """One-slide deck for the single-property checks; each keyword changes one thing."""
+    prs = Presentation()
+    if t.get("portrait"):
+        prs.slide_width, prs.slide_height = prs.slide_height, prs.slide_width
+    slide = prs.slides.add_slide(prs.slide_layouts[6])
+    box = slide.shapes.add_textbox(Inches(1), Inches(1), Inches(4), Inches(1))
+    box.text_frame.text = "first"
+    box.text_frame.add_paragraph().text = "second"
+    if t.get("strike"):
+        box.text_frame.paragraphs[1].runs[0].font._element.set("strike", "sngStrike")
+    if "background" in t:
+        slide.background.fill.solid()
+        slide.background.fill.fore_color.rgb = RGBColor(*t["background"])
+    if "transition" in t:
+        p = "{http://schemas.openxmlformats.org/presentationml/2006/main}"
+        tr = slide._element.makeelement(f"{p}transition", {})
+        tr.append(slide._element.makeelement(f"{p}{t['transition']}", {}))
+        slide._element.append(tr)
+    w, h = prs.slide_width, prs.slide_height
+    if t.get("stretched"):
+        slide.shapes.add_picture(img, 0, 0, w, h)
+    else:
+        slide.shapes.add_picture(img, Inches(1), Inches(3), Inches(2), Inches(1.5))
+    prs.save(path)
+    return str(path)
+
+
+STRIKE_RULES = {"slide_index_s": [0], "shape_index_s": [0], "paragraph_index_s": [1]}
+SINGLE_CASES: list[tuple[str, str, dict[str, Any], Any, float]] = [
+    ("check_slide_orientation_Portrait", "portrait", {"portrait": True}, None, 1.0),
+    ("check_slide_orientation_Portrait", "landscape", {}, None, 0.0),
+    ("check_strikethrough", "struck", {"strike": True}, STRIKE_RULES, 1.0),
+    ("check_strikethrough", "plain", {}, STRIKE_RULES, 0.0),
+    ("check_strikethrough", "no-such-paragraph", {"strike": True}, {**STRIKE_RULES, "paragraph_index_s": [5]}, 0.0),
+    ("check_transition", "dissolve", {"transition": "dissolve"}, {"slide_idx": 0, "transition_type": "dissolve"}, 1.0),
+    ("check_transition", "other", {"transition": "fade"}, {"slide_idx": 0, "transition_type": "dissolve"}, 0.0),
+    ("check_transition", "none", {}, {"slide_idx": 0, "transition_type": "dissolve"}, 0.0),
+    ("check_transition", "no-such-slide", {"transition": "dissolve"}, {"slide_idx": 3, "transition_type": "dissolve"},
+     0.0),
+    ("evaluate_presentation_fill_to_rgb_distance", "exact", {"background": (255, 255, 0)}, {"rgb": [255, 255, 0]}, 1.0),
+    ("evaluate_presentation_fill_to_rgb_distance", "near", {"background": (250, 250, 0)}, {"rgb": [255, 255, 0]},
+     "between"),
+    ("evaluate_presentation_fill_to_rgb_distance", "unchanged", {"background": (0, 0, 255)},
+     {"rgb": [255, 255, 0], "original_rgb": [0, 0, 255]}, 0.0),
+    ("evaluate_presentation_fill_to_rgb_distance", "no-fill", {}, {"rgb": [255, 255, 0]}, 0.0),
+    ("check_image_stretch_and_center", "stretched", {"stretched": True}, "original", 1.0),
+    ("check_image_stretch_and_center", "small", {}, "original", 0.0),
+]
+
+
+def _single_files(tmp: Path, case: tuple[str, str, dict[str, Any], Any, float]) -> tuple[str, Any]:
+    func, name, tweaks, expected, _ = case
+    folder = tmp / f"{func}-{name}"
+    folder.mkdir()
+    img = picture(folder / "photo.png")
+    result = shaped(folder / "result.pptx", img, **tweaks)
+    if expected == "original":
+        return result, shaped(folder / "original.pptx", img)
+    return result, expected
+
+
+def _single(func: str, tmp_path: Path) -> None:
+    cases = [c for c in SINGLE_CASES if c[0] == func]
+    assert 1.0 in {c[4] for c in cases} and 0.0 in {c[4] for c in cases}, func
+    for case in cases:
+        got = metrics.score(func, *_single_files(tmp_path, case), {})
+        assert (0.9 < got < 1.0) if case[4] == "between" else got == case[4], (case[1], got)
+
+
+def _single_parity(func: str, osworld: OSWorld, tmp_path: Path) -> None:
+    cases = [c for c in SINGLE_CASES if c[0] == func]
+    ours, calls = [], []
+    for case in cases:
+        result, expected = _single_files(tmp_path, case)
+        ours.append(metrics.score(func, result, expected, {}))
+        calls.append(Call("slides", func, result, expected, {}))
+    differ = [(c[1], o, t) for c, o, t in zip(cases, ours, osworld.scores(calls), strict=True) if o != t]
+    assert not differ, f"(case, osgym, OSWorld) that differ: {differ}"
+
+
+def test_check_slide_orientation_Portrait(tmp_path: Path) -> None:  # noqa: N802 (OSWorld's name)
+    _single("check_slide_orientation_Portrait", tmp_path)
+
+
+def test_check_strikethrough(tmp_path: Path) -> None:
+    _single("check_strikethrough", tmp_path)
+
+
+def test_check_transition(tmp_path: Path) -> None:
+    _single("check_transition", tmp_path)
+
+
+def test_evaluate_presentation_fill_to_rgb_distance(tmp_path: Path) -> None:
+    _single("evaluate_presentation_fill_to_rgb_distance", tmp_path)
+
+
+def test_check_image_stretch_and_center(tmp_path: Path) -> None:
+    _single("check_image_stretch_and_center", tmp_path)
+
+
+def test_check_slide_orientation_Portrait_parity(osworld: OSWorld, tmp_path: Path) -> None:  # noqa: N802
+    _single_parity("check_slide_orientation_Portrait", osworld, tmp_path)
+
+
+def test_check_strikethrough_parity(osworld: OSWorld, tmp_path: Path) -> None:
+    _single_parity("check_strikethrough", osworld, tmp_path)
+
+
+def test_check_transition_parity(osworld: OSWorld, tmp_path: Path) -> None:
+    _single_parity("check_transition", osworld, tmp_path)
+
+
+def test_evaluate_presentation_fill_to_rgb_distance_parity(osworld: OSWorld, tmp_path: Path) -> None:
+    _single_parity("evaluate_presentation_fill_to_rgb_distance", osworld, tmp_path)
+
+
+def test_check_image_stretch_and_center_parity(osworld: OSWorld, tmp_path: Path) -> None:
+    _single_parity("check_image_stretch_and_center", osworld, tmp_path)
+
+
+def test_single_property_checks_score_0_for_a_missing_or_broken_result(tmp_path: Path) -> None:
+    (tmp_path / "broken.pptx").write_text("not a presentation")
+    original = shaped(tmp_path / "original.pptx", picture(tmp_path / "photo.png"))
+    for func, _, _, expected, _ in SINGLE_CASES:
+        arg = original if expected == "original" else expected
+        for result in (None, str(tmp_path / "broken.pptx")):
+            assert metrics.score(func, result, arg, {}) == 0.0, func

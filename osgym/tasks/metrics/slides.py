@@ -1,4 +1,4 @@
-"""Presentation metrics, after OSWorld's ``compare_pptx_files``.
+"""Presentation metrics, after OSWorld's: ``compare_pptx_files`` and checks of one property each.
 
 ``compare_pptx_files`` walks two presentations slide by slide and shape by shape (in z-order) and
 scores 1.0 only if they agree on everything the ``examine_*`` options leave on: the slide count, each
@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import zipfile
 from collections.abc import Iterator
+from math import sqrt
 from typing import Any, Literal
 from xml.etree import ElementTree
 
@@ -26,14 +27,16 @@ from pptx.enum.shapes import MSO_SHAPE_TYPE
 from pptx.enum.text import PP_ALIGN
 from pptx.exc import PackageNotFoundError
 from pptx.slide import Slide
+from pptx.util import Inches
 from pydantic import BaseModel, ConfigDict, Field, StrictBool
 
 from osgym.tasks.metrics import metric
 
-__all__ = ["PptxOptions", "compare_pptx_files"]
+__all__ = ["PptxOptions", "compare_pptx_files"]  # the others are used through the registry
 
 _UNREADABLE = (OSError, zipfile.BadZipFile, PackageNotFoundError, KeyError, ValueError)
 _NS = {"a": "http://schemas.openxmlformats.org/drawingml/2006/main"}
+_PNS = {"p": "http://schemas.openxmlformats.org/presentationml/2006/main"}
 
 
 class PptxOptions(BaseModel):
@@ -269,3 +272,114 @@ def compare_pptx_files(result: str | None, expected: str | None, options: PptxOp
     except _Differs:
         return 0.0
     return 1.0
+
+
+def _open(path: str | None) -> Any:
+    """The agent's presentation, or None if missing or unreadable (which scores 0)."""
+    if not path:
+        return None
+    try:
+        return Presentation(path)
+    except _UNREADABLE:
+        return None
+
+
+@metric("check_slide_orientation_Portrait")
+def check_slide_orientation_Portrait(result: str | None, expected: Any = None) -> float:  # noqa: N802 (OSWorld's name)
+    """1.0 if the presentation's slides are taller than wide."""
+    prs = _open(result)
+    return 1.0 if prs is not None and prs.slide_width < prs.slide_height else 0.0
+
+
+@metric("check_strikethrough")
+def check_strikethrough(result: str | None, rules: dict[str, Any]) -> float:
+    """1.0 if, on each slide x shape x paragraph the rules list (``slide_index_s``, ``shape_index_s``,
+    ``paragraph_index_s``), the paragraph's first run sets strike-through; a missing one scores 0."""
+    prs = _open(result)
+    if prs is None:
+        return 0.0
+    try:
+        for i in rules["slide_index_s"]:
+            slide = prs.slides[i]
+            for j in rules["shape_index_s"]:
+                paragraphs = slide.shapes[j].text_frame.paragraphs
+                for k in rules["paragraph_index_s"]:
+                    if "strike" not in paragraphs[k].runs[0].font._element.attrib:
+                        return 0.0
+    except (IndexError, AttributeError):
+        return 0.0  # no such slide, shape, paragraph or run: the agent's file is not as asked
+    return 1.0
+
+
+@metric("check_transition")
+def check_transition(result: str | None, rules: dict[str, Any]) -> float:
+    """1.0 if slide ``rules["slide_idx"]`` (from 0) has a transition of kind ``rules["transition_type"]``."""
+    prs = _open(result)
+    idx = int(rules["slide_idx"])
+    if prs is None or not 0 <= idx < len(prs.slides):
+        return 0.0
+    root = ElementTree.fromstring(prs.slides[idx].part.blob)
+    transition = root.find(".//p:transition", _PNS)
+    found = transition is not None and transition.find(f".//p:{rules['transition_type']}", _PNS) is not None
+    return 1.0 if found else 0.0
+
+
+def _fill_distance(slide: Slide, rgb: tuple[int, int, int], original: tuple[int, int, int] | None) -> float:
+    """How far the slide's background (or its master's) is from ``rgb``, 0 to 1.
+
+    1 if it has no solid colour, or kept ``original``.
+    """
+    fill = slide.background.fill
+    if fill.type == MSO_FILL.BACKGROUND:
+        fill = slide.slide_layout.slide_master.background.fill
+    if fill.type != MSO_FILL.SOLID:
+        return 1.0
+    try:
+        got = tuple(fill.fore_color.rgb)
+    except AttributeError:
+        return 1.0
+    if original is not None and got == tuple(original):
+        return 1.0
+    return float(sqrt(sum((a - b) ** 2 for a, b in zip(got, rgb, strict=True))) / sqrt(3 * 255 ** 2))
+
+
+@metric("evaluate_presentation_fill_to_rgb_distance")
+def evaluate_presentation_fill_to_rgb_distance(result: str | None, rules: dict[str, Any]) -> float:
+    """How close, 0 to 1, the slides' background colours are to ``rules["rgb"]`` on average.
+
+    A slide that kept ``rules["original_rgb"]``, or has no solid background, counts as farthest.
+    """
+    prs = _open(result)
+    if prs is None or not len(prs.slides):
+        return 0.0
+    rgb, original = tuple(rules["rgb"]), rules.get("original_rgb")
+    return 1.0 - sum(_fill_distance(s, rgb, original) for s in prs.slides) / len(prs.slides)
+
+
+@metric("check_image_stretch_and_center")
+def check_image_stretch_and_center(result: str | None, expected: str | None) -> float:
+    """1.0 if the first picture of the original's first slide fills the slide in the result, centred (0.5 in slack).
+
+    Raises:
+        ValueError: if the original presentation cannot be read.
+    """
+    if expected is None:
+        raise ValueError("check_image_stretch_and_center needs the original presentation")
+    try:
+        original = Presentation(expected)
+    except _UNREADABLE as exc:
+        raise ValueError(f"original presentation {expected} cannot be read: {exc}") from exc
+    modified = _open(result)
+    if modified is None or not len(modified.slides) or not len(original.slides):
+        return 0.0
+    pictures = [s for s in original.slides[0].shapes if s.shape_type == MSO_SHAPE_TYPE.PICTURE]
+    if not pictures:
+        return 0.0
+    blob = pictures[0].image.blob
+    same = [s for s in modified.slides[0].shapes if s.shape_type == MSO_SHAPE_TYPE.PICTURE and s.image.blob == blob]
+    if not same:
+        return 0.0
+    img, w, h, slack = same[-1], original.slide_width, original.slide_height, Inches(0.5)
+    fits = (abs(img.width - w) <= slack and abs(img.height - h) <= slack
+            and abs(img.left - (w - img.width) / 2) <= slack and abs(img.top - (h - img.height) / 2) <= slack)
+    return 1.0 if fits else 0.0
