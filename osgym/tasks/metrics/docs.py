@@ -6,14 +6,17 @@ task's fault and raises ``ValueError`` (reported as an evaluator error).
 
 from __future__ import annotations
 
+import io
 import re
 import zipfile
 from typing import Any
+from xml.etree import ElementTree
 
 from docx import Document
 from docx.document import Document as DocumentObject
-from docx.enum.text import WD_PARAGRAPH_ALIGNMENT
+from docx.enum.text import WD_PARAGRAPH_ALIGNMENT, WD_TAB_ALIGNMENT
 from docx.opc.exceptions import PackageNotFoundError
+from PIL import Image
 from pydantic import BaseModel, ConfigDict, StrictBool
 from rapidfuzz import fuzz
 
@@ -274,3 +277,191 @@ def evaluate_strike_through_last_paragraph(result: str | None, expected: str | N
     if got is None or not got.paragraphs or not _same_text(result, expected):
         return 0.0
     return 1.0 if all(r.font.strike for r in got.paragraphs[-1].runs) else 0.0
+
+
+class TabstopOptions(BaseModel):
+    """``word_number_split_by_tabstop``: each paragraph's ``index``-th tab-separated part has that many words."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    word_number_split_by_tabstop: int | None = None
+    index: int = 0
+
+
+@metric("check_tabstops", TabstopOptions)
+def check_tabstops(result: str | None, expected: str | None, options: TabstopOptions) -> float:
+    """How closely, 0 to 1, the non-blank paragraphs' tab stops sit where the expected document's do.
+
+    Tab stops must agree in number and alignment (else 0); the score falls with their distance, as a
+    share of the text width.
+
+    Raises:
+        ValueError: if the expected document cannot be read or sets no page width.
+    """
+    want = _expected(expected)
+    got = _result(result)
+    if got is None:
+        return 0.0
+    p1s = [p for p in got.paragraphs if p.text.strip()]
+    p2s = [p for p in want.paragraphs if p.text.strip()]
+    if len(p1s) != len(p2s) or not p1s:
+        return 0.0
+    if options.word_number_split_by_tabstop is not None:
+        for p in p1s:
+            parts = p.text.split("\t")
+            if options.index >= len(parts) or len(parts[options.index].split()) != options.word_number_split_by_tabstop:
+                return 0.0
+    section = want.sections[0]
+    width = (section.page_width or 0) - (section.left_margin or 0) - (section.right_margin or 0)
+    if width <= 0:
+        raise ValueError(f"expected document {expected} sets no page width to measure tab stops against")
+
+    def kept(p: Any) -> list[Any]:  # a cleared tab stop, or the default left one at 0, is no tab stop
+        return [t for t in p.paragraph_format.tab_stops if not (
+            t.alignment == WD_TAB_ALIGNMENT.CLEAR or (t.alignment == WD_TAB_ALIGNMENT.LEFT and t.position == 0))]
+
+    off = 0.0
+    for p1, p2 in zip(p1s, p2s, strict=True):
+        t1s, t2s = kept(p1), kept(p2)
+        if len(t1s) != len(t2s) or any(a.alignment != b.alignment for a, b in zip(t1s, t2s, strict=True)):
+            return 0.0
+        off += sum(abs(a.position - b.position) for a, b in zip(t1s, t2s, strict=True)) / width
+    return 1.0 - off / len(p1s)
+
+
+def _has_graphic(run: Any) -> bool:
+    return any(el.tag.endswith("}graphicData") for el in run._element.iter())
+
+
+@metric("compare_contains_image")
+def compare_contains_image(result: str | None, expected: str | None) -> float:
+    """1.0 if, run by run, the result holds an image exactly where the expected document does.
+
+    Raises:
+        ValueError: if the expected document cannot be read.
+    """
+    want = _expected(expected)
+    got = _result(result)
+    if got is None:
+        return 0.0
+    return 0.0 if any(_has_graphic(r1) != _has_graphic(r2)
+                      for p1, p2 in zip(got.paragraphs, want.paragraphs, strict=False)
+                      for r1, r2 in zip(p1.runs, p2.runs, strict=False)) else 1.0
+
+
+def _images(doc: DocumentObject) -> list[bytes]:
+    """The pixels of each image the document body refers to, in the order of its relationships."""
+    out = []
+    for rel in doc.part.rels.values():
+        if "image" in rel.reltype:
+            with Image.open(io.BytesIO(rel.target_part.blob)) as img:
+                out.append(img.tobytes())
+    return out
+
+
+@metric("compare_docx_images")
+def compare_docx_images(result: str | None, expected: str | None) -> float:
+    """1.0 if both documents hold the same images (same pixels) in the same order.
+
+    Raises:
+        ValueError: if the expected document cannot be read.
+    """
+    want = _expected(expected)
+    got = _result(result)
+    if got is None:
+        return 0.0
+    try:
+        mine = _images(got)
+    except (OSError, ValueError):
+        return 0.0  # an image the agent's file holds cannot be decoded
+    return 1.0 if mine == _images(want) else 0.0
+
+
+class IgnoreNewLinesOptions(BaseModel):
+    """``ignore_blanks`` (default true): compare the joined text with whitespace runs as one space."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    ignore_blanks: StrictBool = True
+
+
+@metric("compare_docx_files_and_ignore_new_lines", IgnoreNewLinesOptions)
+def compare_docx_files_and_ignore_new_lines(result: str | None, expected: str | None,
+                                            options: IgnoreNewLinesOptions) -> float:
+    """1.0 if the documents' non-empty paragraphs hold the same text (``.docx`` only).
+
+    Raises:
+        ValueError: if the expected document cannot be read.
+    """
+    if not result or not expected or not (result.endswith(".docx") and expected.endswith(".docx")):
+        return 0.0
+    want = _expected(expected)
+    got = _result(result)
+    if got is None:
+        return 0.0
+    a, b = ([p.text for p in d.paragraphs if p.text != ""] for d in (got, want))
+    if options.ignore_blanks:
+        return 1.0 if _joined(a, False) == _joined(b, False) else 0.0
+    return 1.0 if a == b else 0.0
+
+
+def _highlighted(path: str) -> set[str | None]:
+    """The first text of each highlighted run in the document body."""
+    with zipfile.ZipFile(path) as z, z.open("word/document.xml") as f:
+        root = ElementTree.parse(f).getroot()
+    out = set()
+    for run in root.iter(f"{{{_W}}}r"):
+        mark = run.find(f".//{{{_W}}}highlight")
+        if mark is not None and mark.get(f"{{{_W}}}val") != "none":
+            text = run.find(f".//{{{_W}}}t")
+            if text is not None:
+                out.add(text.text)
+    return out
+
+
+@metric("compare_highlighted_text")
+def compare_highlighted_text(result: str | None, expected: str | None) -> float:
+    """1.0 if the same texts are highlighted in both documents (as sets).
+
+    Raises:
+        ValueError: if the expected document cannot be read.
+    """
+    if not result or not expected:
+        return 0.0
+    try:
+        want = _highlighted(expected)
+    except (*_UNREADABLE, ElementTree.ParseError) as exc:
+        raise ValueError(f"expected document {expected} cannot be read: {exc}") from exc
+    try:
+        return 1.0 if _highlighted(result) == want else 0.0
+    except (*_UNREADABLE, ElementTree.ParseError):
+        return 0.0
+
+
+_OOR = "http://openoffice.org/2001/registry"
+
+
+@metric("find_default_font")
+def find_default_font(result: str | None, rules: dict[str, Any]) -> float:
+    """1.0 if LibreOffice's settings file (``registrymodifications.xcu``) sets Writer's default font to
+    ``rules["font_name"]``."""
+    if not result:
+        return 0.0
+    font = None
+    try:
+        root = ElementTree.parse(result).getroot()
+    except (OSError, ElementTree.ParseError):
+        return 0.0
+    for item in root.iterfind(f".//item[@{{{_OOR}}}path='/org.openoffice.Office.Writer/DefaultFont']"):
+        for prop in item.iterfind(f".//prop[@{{{_OOR}}}name='Standard']"):
+            for value in prop.iterfind("value"):
+                font = value.text
+    return 1.0 if font == rules["font_name"] else 0.0
+
+
+@metric("evaluate_spacing")
+def evaluate_spacing(result: str | None, expected: Any = None) -> float:
+    """1.0 if the first three paragraphs (introduction, body, conclusion) are spaced 1, 2 and 1.5 lines."""
+    got = _result(result)
+    if got is None or len(got.paragraphs) < 3:
+        return 0.0
+    spacing = [p.paragraph_format.line_spacing for p in got.paragraphs[:3]]
+    return 1.0 if spacing == [1.0, 2.0, 1.5] else 0.0
