@@ -27,10 +27,10 @@ from typing import Any
 import pytest
 
 OSWORLD_VERSION = "1.0.2"
-# What table.py, slides.py, docs.py, general.py and vscode.py import (directly or through utils.py),
-# less docs.py's easyocr and scikit-image (see osworld_runner.py).
+# What table.py, slides.py, docs.py, pdf.py, general.py and vscode.py import (directly or through utils.py),
+# less docs.py's easyocr and scikit-image and pdf.py's PyMuPDF (see osworld_runner.py).
 NEEDED = ("numpy", "pandas", "lxml", "cssselect", "xmltodict", "openpyxl", "python-docx", "python-pptx",
-          "rapidfuzz", "formulas", "pyyaml", "pypdf2", "pdfplumber", "tldextract", "pillow", "odfpy")
+          "rapidfuzz", "formulas", "pyyaml", "pypdf2", "pdfplumber", "tldextract", "pillow", "odfpy", "pypdf")
 RUNNER = Path(__file__).with_name("osworld_runner.py")
 PIP_TIMEOUT_S = 900
 

@@ -10,10 +10,11 @@ module are entered in ``sys.modules`` as plain packages whose ``__path__`` is th
 running their ``__init__``: the metric module itself and everything it imports load from OSWorld's
 real files and run unchanged.
 
-``docs.py`` itself imports easyocr and scikit-image at the top, for its OCR and colour metrics. For
-it alone the runner compiles the module's own source without those two import statements (named in
-``HEAVY``), and before calling a function checks that neither its code nor any code nested in it
-names them: the function that runs is OSWorld's, byte for byte, and could not have used them.
+``docs.py`` itself imports easyocr and scikit-image at the top, for its OCR and colour metrics, and
+``pdf.py`` imports PyMuPDF for a helper no metric here uses. For these modules the runner compiles
+the module's own source without those import statements (named in ``HEAVY``), and before calling a
+function checks that neither its code nor any code nested in it names what they would have bound:
+the function that runs is OSWorld's, unchanged, and could not have used them.
 """
 
 from __future__ import annotations
@@ -28,7 +29,8 @@ import types
 from typing import Any
 
 # Per module: the top-level imports left out, and the names they would have bound.
-HEAVY = {"docs": ({"easyocr", "skimage.color"}, {"easyocr", "deltaE_ciede2000", "rgb2lab"})}
+HEAVY = {"docs": ({"easyocr", "skimage.color"}, {"easyocr", "deltaE_ciede2000", "rgb2lab"}),
+         "pdf": ({"fitz"}, {"fitz"})}
 
 
 def _enter_packages() -> None:

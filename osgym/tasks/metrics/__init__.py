@@ -3,7 +3,7 @@
 Each family lives in its own module and registers its metrics here with :func:`metric`:
 :mod:`~osgym.tasks.metrics.basic` (text, command output, windows), :mod:`~osgym.tasks.metrics.table`
 (spreadsheets, CSV), :mod:`~osgym.tasks.metrics.docs` (Word documents),
-:mod:`~osgym.tasks.metrics.slides` (presentations).
+:mod:`~osgym.tasks.metrics.slides` (presentations), :mod:`~osgym.tasks.metrics.pdf`.
 
 A task file names a metric in ``evaluator.func`` and may give it ``options``. Both are checked when
 the task is loaded (:func:`check`): the name must be registered, and the options must fit the model
@@ -31,7 +31,7 @@ from osgym.registry import Registry
 
 __all__ = ["FAMILIES", "METRICS", "Metric", "check", "get", "metric", "score"]
 
-FAMILIES = ("basic", "table", "docs", "slides")
+FAMILIES = ("basic", "table", "docs", "slides", "pdf")
 
 F = TypeVar("F", bound=Callable[..., float])
 
