@@ -58,7 +58,7 @@ from rapidfuzz import fuzz
 from osgym.tasks.metrics import metric
 from osgym.tasks.metrics.rules import ValueRule
 
-__all__ = ["CsvOptions", "TableOptions", "compare_csv", "compare_table"]
+__all__ = ["CsvOptions", "TableOptions", "compare_conference_city_in_order", "compare_csv", "compare_table"]
 
 _SHEET_IDX = re.compile(r"^(RI\d+|EI\d+|RN.+|EN.+)$")
 # Errors a damaged or foreign file raises while openpyxl or pandas read it.
@@ -535,3 +535,29 @@ def _csv_lines(path: str, options: CsvOptions) -> list[str]:
     if options.ignore_case:
         lines = [s.lower() for s in lines]
     return lines
+
+
+@metric("compare_conference_city_in_order")
+def compare_conference_city_in_order(result: str | None, rules: dict[str, Any]) -> float:
+    """1.0 if each of cells C2:C22 of the active sheet contains its expected city, in order.
+
+    ``rules["expected"]`` lists one entry per cell: a text the cell must contain, or a list of texts
+    of which it must contain one. A missing entry or an empty cell scores 0, as in OSWorld.
+    """
+    if result is None:
+        return 0.0
+    try:
+        ws = openpyxl.load_workbook(result).active
+    except _UNREADABLE:
+        return 0.0
+    if ws is None:
+        return 0.0
+    want = rules["expected"]
+    got = [c.value for row in ws["C2:C22"] for c in row]
+    if len(want) < len(got):
+        return 0.0
+    for cell, city in zip(got, want, strict=False):
+        options = [city] if isinstance(city, str) else city if isinstance(city, list) else None
+        if options is None or not isinstance(cell, str) or not any(o in cell for o in options):
+            return 0.0
+    return 1.0
