@@ -13,7 +13,8 @@ import openpyxl
 import pytest
 from openpyxl.chart import BarChart, LineChart, Reference
 from openpyxl.drawing.spreadsheet_drawing import AnchorMarker, TwoCellAnchor
-from openpyxl.styles import Font
+from openpyxl.formatting.rule import CellIsRule
+from openpyxl.styles import Font, PatternFill
 from openpyxl.utils import coordinate_to_tuple
 from openpyxl.worksheet.datavalidation import DataValidation
 
@@ -108,6 +109,27 @@ def auto_filter(values: tuple[str, ...] = ("apple",), sort_desc: bool = False) -
     return change
 
 
+def highlight(op: str = "greaterThan", formula: str = "3", rgb: str = "FFFF0000",
+              where: str = "B2:B4") -> Callable[[openpyxl.Workbook], None]:
+    def change(wb: openpyxl.Workbook) -> None:
+        wb.worksheets[0].conditional_formatting.add(
+            where, CellIsRule(operator=op, formula=[formula], fill=PatternFill(bgColor=rgb), font=Font(bold=True)))
+    return change
+
+
+def paint(cell: str, rgb: str) -> Callable[[openpyxl.Workbook], None]:
+    def change(wb: openpyxl.Workbook) -> None:
+        wb.worksheets[0][cell].fill = PatternFill(fill_type="solid", fgColor=rgb)
+    return change
+
+
+def both(*changes: Callable[[openpyxl.Workbook], None]) -> Callable[[openpyxl.Workbook], None]:
+    def change(wb: openpyxl.Workbook) -> None:
+        for c in changes:
+            c(wb)
+    return change
+
+
 @dataclass
 class Case:
     """Two generated files, the options, and the score both implementations must give."""
@@ -144,6 +166,7 @@ def charts(*props: str) -> dict[str, Any]:
 
 
 FILTER = {"rules": [{"type": "filter", "sheet_idx0": 0, "sheet_idx1": "EI0"}]}
+STYLE = {"rules": [{"type": "style", "sheet_idx0": 0, "sheet_idx1": "EI0", "props": ["bgcolor", "font_bold"]}]}
 
 
 def printed(result_lines: str, expected_lines: str) -> Callable[[Path], tuple[str, str]]:
@@ -263,6 +286,19 @@ CASES = [
     Case("filter-missing", T, pair({}, {"tweak": auto_filter()}), FILTER, 0.0),
     Case("filter-values", T, pair({"tweak": auto_filter(("pear",))}, {"tweak": auto_filter()}), FILTER, 0.0),
     Case("filter-sort", T, pair({"tweak": auto_filter(sort_desc=True)}, {"tweak": auto_filter()}), FILTER, 0.0),
+    Case("style-same", T, pair({"tweak": highlight()}, {"tweak": highlight()}), STYLE, 1.0),
+    Case("style-cf-as-painted", T, pair({"tweak": highlight()}, {"tweak": both(paint("B3", "FFFF0000"), bold("B3"))}),
+         {"rules": [{**STYLE["rules"][0], "props": ["bgcolor"]}]}, 1.0),
+    Case("style-cf-missing", T, pair({}, {"tweak": highlight()}), STYLE, 0.0),
+    Case("style-cf-other-threshold", T, pair({"tweak": highlight(formula="2")}, {"tweak": highlight()}), STYLE, 0.0),
+    Case("style-cf-other-colour", T, pair({"tweak": highlight(rgb="FF00FF00")}, {"tweak": highlight()}), STYLE, 0.0),
+    Case("style-cf-between", T, pair({"tweak": highlight("between", "2")}, {"tweak": highlight("between", "2")}),
+         STYLE, 1.0),
+    Case("style-cf-text", T, pair({"tweak": highlight("equal", '"pear"', where="A2:A4")},
+                                  {"tweak": highlight("equal", '"pear"', where="A2:A4")}), STYLE, 1.0),
+    Case("style-painted-differently", T, pair({"tweak": paint("A2", "FFFFFF00")}), STYLE, 0.0),
+    Case("style-font", T, pair({"tweak": bold("A1")}), {"rules": [{**STYLE["rules"][0], "props": ["font_bold"]}]},
+         0.0),
     Case("print-same", T, printed("a,b\n1,2\n\n", "a,b\n1,2\n"),
          {"rules": [{"type": "sheet_print", "sheet_idx0": "RNSheet1", "sheet_idx1": "ENSheet1"}]}, 1.0),
     Case("print-differs", T, printed("a,b\n1,3\n", "a,b\n1,2\n"),
@@ -328,6 +364,7 @@ def test_compare_csv_parity(osworld: OSWorld, tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("options, named", [
     ({"rules": [{"type": "pivot_table", "sheet_idx0": 0, "sheet_idx1": "EI0"}]}, "'pivot_table'"),
+    ({"rules": [{"type": "style", "sheet_idx0": 0, "sheet_idx1": "EI0", "props": ["shadow"]}]}, "shadow"),
     ({"rules": [{"type": "chart", "sheet_idx0": 0, "sheet_idx1": "EI0", "chart_props": ["colour"]}]}, "colour"),
     ({"rules": [{"type": "sheet_data", "sheet_idx0": "Sheet1", "sheet_idx1": "EI0"}]}, "rules.0.sheet_data.sheet_idx0"),
     ({"rules": [{"type": "check_cell", "sheet_idx": 0, "coordinate": "A1", "props": {"glow": {"method": "eq"}}}]},
@@ -388,3 +425,10 @@ def test_compare_conference_city_in_order_parity(osworld: OSWorld, tmp_path: Pat
     theirs = osworld.scores([Call("table", "compare_conference_city_in_order", p, {"expected": c[2]}, {})
                              for p, c in zip(paths, CITY_CASES, strict=True)])
     assert theirs == ours
+
+
+def test_compare_table_style_rejects_conditional_formats_it_cannot_evaluate(tmp_path: Path) -> None:
+    result = book(tmp_path / "result.xlsx", tweak=highlight(formula="$B$2"))
+    expected = book(tmp_path / "expected.xlsx")
+    with pytest.raises(ValueError, match="formula '\\$B\\$2': only numbers and quoted texts"):
+        metrics.score("compare_table", result, expected, STYLE)

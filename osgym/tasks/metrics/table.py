@@ -24,9 +24,14 @@ Rule types (``type``):
 - ``chart``: two sheets have charts over the same data ranges, agreeing on ``chart_props``
   (``title legend anchor width height type direction xtitle ytitle ztitle``).
 - ``filter``: two sheets have the same auto-filter: range, filtered columns and sort state.
+- ``style``: every cell of two sheets agrees on the style properties ``props`` (those of
+  ``check_cell``), as shown: a cell that a conditional format highlights takes that format's style.
+  Conditional formats of type ``cellIs`` comparing with a number or a quoted text are evaluated;
+  any other kind raises ``ValueError`` when the rule is checked (OSWorld evaluates formulas with a
+  spreadsheet engine).
 
-Rule types OSWorld also knows (``style``, ``pivot_table``, ``sparkline``) are not implemented: a task
-using one fails to load, naming the rule type.
+Rule types OSWorld also knows (``pivot_table``, ``sparkline``) are not implemented: a task using one
+fails to load, naming the rule type.
 
 Cell values are read as OSWorld reads them from the file: the value the spreadsheet program last
 computed (not the formula), numbers and dates as floats (dates as Excel serial numbers). Where
@@ -231,8 +236,21 @@ class Filter(_PairRule):
     type: Literal["filter"]
 
 
+class Style(_PairRule):
+    type: Literal["style"]
+    props: list[str] = Field(default_factory=list)
+
+    @field_validator("props")
+    @classmethod
+    def _props(cls, v: list[str]) -> list[str]:
+        bad = sorted(set(v) - _STYLES)
+        if bad:
+            raise ValueError(f"unknown style properties {bad}: expected {', '.join(sorted(_STYLES))}")
+        return v
+
+
 TableRule = Annotated[SheetName | SheetData | SheetPrint | SheetFuzzy | Freeze | Zoom | CheckCell | DataValidation
-                      | Dimensions | Chart | Filter, Field(discriminator="type")]
+                      | Dimensions | Chart | Filter | Style, Field(discriminator="type")]
 
 
 class TableOptions(BaseModel):
@@ -334,23 +352,78 @@ def _fuzzy_cell(rule: FuzzyRule, a: str, b: str) -> bool:
     return a == b
 
 
-def _style(cell: Any, prop: str) -> Any:
-    """A cell's style property, None for an empty cell (as OSWorld reads it)."""
+def _style(cell: Any, prop: str, dxf: Any = None) -> Any:
+    """A cell's style property, None for an empty cell (as OSWorld reads it).
+
+    With ``dxf`` (a conditional format's style) the property is read from it instead, where it has one.
+    """
     if prop == "merge":
         return isinstance(cell, MergedCell)
     if prop == "fill_type":
-        return getattr(cell.fill, "tagname", None)
+        return getattr((dxf or cell).fill, "tagname", None)
     if prop in ("bgcolor", "fgcolor"):
+        if dxf is not None:
+            return getattr(getattr(dxf.fill, "bgColor", None), "rgb", None)
         return getattr(cell.fill.fgColor, "rgb", None)
     if cell.value is None:
         return None
     if prop == "number_format":
-        return cell.number_format if cell.data_type == "n" else None
+        if cell.data_type != "n":
+            return None
+        return cell.number_format if dxf is None else getattr(dxf.numFmt, "formatCode", None)
     if prop == "hyperlink":
         return cell.hyperlink.target if cell.hyperlink is not None else ""
+    font = (dxf or cell).font
     if prop == "font_color":
-        return getattr(cell.font.color, "rgb", None)
-    return getattr(cell.font, prop.removeprefix("font_"))
+        return getattr(getattr(font, "color", None), "rgb", None)
+    return getattr(font, prop.removeprefix("font_"), None)
+
+
+_CELL_IS = {
+    "lessThan": lambda v, r: v < r[0], "lessThanOrEqual": lambda v, r: v <= r[0], "equal": lambda v, r: v == r[0],
+    "notEqual": lambda v, r: v != r[0], "greaterThan": lambda v, r: v > r[0],
+    "greaterThanOrEqual": lambda v, r: v >= r[0], "between": lambda v, r: min(r) <= v <= max(r),
+    "notBetween": lambda v, r: v < min(r) or v > max(r),
+}
+
+
+def _literal(formula: str) -> float | str:
+    """A conditional format's constant: a number or a quoted text.
+
+    Raises:
+        ValueError: for anything else (a reference or a function), which osgym does not evaluate.
+    """
+    f = formula.strip()
+    if len(f) >= 2 and f[0] == f[-1] == '"':
+        return f[1:-1].replace('""', '"')
+    try:
+        return float(f)
+    except ValueError:
+        raise ValueError(f"conditional format formula {formula!r}: only numbers and quoted texts are evaluated"
+                         ) from None
+
+
+def _styles(book: _Book, sheet: str, rule: Style) -> dict[str, list[Any]]:
+    """Each cell's style properties as shown, conditional formats applied."""
+    ws: Worksheet = book.styled[sheet]
+    out = {c.coordinate: [_style(c, p) for p in rule.props] for col in ws.iter_cols() for c in col}
+    for fmt in ws.conditional_formatting:
+        for cf in fmt.rules:
+            test = _CELL_IS.get(cf.operator or "") if cf.type == "cellIs" else None
+            if test is None:
+                raise ValueError(f"conditional format of type {cf.type!r} ({cf.operator!r}) on {sheet}!{fmt.sqref}: "
+                                 "only 'cellIs' comparisons are evaluated")
+            refs = [_literal(f) for f in cf.formula]
+            for rng in fmt.cells:
+                for coordinate in _coordinates(rng):
+                    value = book.value(sheet, coordinate)
+                    try:
+                        active = value is not None and bool(test(value, refs))
+                    except (TypeError, IndexError):  # a text against a number: not highlighted
+                        active = False
+                    if active:
+                        out[coordinate] = [_style(ws[coordinate], p, cf.dxf) for p in rule.props]
+    return out
 
 
 def _dimensions(book: _Book, sheet: str, rule: Dimensions) -> dict[Any, dict[str, Any]]:
@@ -465,6 +538,8 @@ def _passes(rule: Any, pair: _Pair) -> bool:
         return _charts(book1, sheet1, rule) == _charts(book2, sheet2, rule)
     if isinstance(rule, Filter):
         return _filters(book1, sheet1) == _filters(book2, sheet2)
+    if isinstance(rule, Style):
+        return _styles(book1, sheet1, rule) == _styles(book2, sheet2, rule)
     assert isinstance(rule, Dimensions)
     return _dimensions(book1, sheet1, rule) == _dimensions(book2, sheet2, rule)
 
