@@ -120,8 +120,9 @@ class TaskSpec(BaseModel):
         for step in [*self.config, *self.evaluator.postconfig]:
             if step.type not in SETUP_TYPES:
                 raise ValueError(f"unsupported config type {step.type!r} (supported: {', '.join(sorted(SETUP_TYPES))})")
-        for f, opts in zip(self.evaluator.funcs, self.evaluator.option_list, strict=False):
-            metrics.check(f, opts)  # a registered metric, and options that fit it
+        ev = self.evaluator
+        for f, opts, expected in zip(ev.funcs, ev.option_list, ev.expecteds, strict=False):
+            metrics.check(f, opts, expected)  # a registered metric, options (and rules) that fit it
         for g in [*self.evaluator.results, *self.evaluator.expecteds]:
             if g is not None and g.type not in GETTER_TYPES:
                 raise ValueError(f"unsupported getter type {g.type!r} (supported: {', '.join(sorted(GETTER_TYPES))})")

@@ -52,3 +52,27 @@ def test_options_of_each_func_in_a_list_are_checked_against_that_func() -> None:
     swapped = {"func": ["compare_table", "exact_match"], "options": [{}, {"rules": [{"type": "sheet_name"}]}]}
     with pytest.raises(TaskLoadError, match="'compare_table': option rules: Field required"):
         load_task({"id": "t-bad", "instruction": "x", "evaluator": swapped})
+
+
+@pytest.mark.parametrize("func, rules, named", [
+    ("compare_font_names", {"font": "Arial"}, "rules.font_name: Field required"),
+    ("check_pdf_pages", {"relation": "__class__", "ref_value": 2}, "rules.relation"),
+    ("check_transition", {"slide_idx": 0, "transition_type": "a/../b"}, "rules.transition_type"),
+    ("exact_match", {"expectd": "x"}, "rules.expected: Field required"),
+    ("check_include_exclude", {"include": "abc"}, "rules.include"),
+    ("evaluate_presentation_fill_to_rgb_distance", {"rgb": [1, 2]}, "rules.rgb"),
+])
+def test_bad_rules_of_a_rule_getter_fail_at_load_naming_metric_and_entry(func: str, rules: dict[str, object],
+                                                                         named: str) -> None:
+    task = {"id": "t-rules", "instruction": "x",
+            "evaluator": {"func": func, "result": {"type": "vm_file", "path": "/tmp/x"},
+                          "expected": {"type": "rule", "rules": rules}}}
+    with pytest.raises(TaskLoadError, match=f"'{func}': {named}"):
+        load_task(task)
+
+
+def test_good_rules_load() -> None:
+    task = {"id": "t-rules", "instruction": "x",
+            "evaluator": {"func": "check_pdf_pages", "result": {"type": "vm_file", "path": "/tmp/x.pdf"},
+                          "expected": {"type": "rule", "rules": {"relation": "ge", "ref_value": 2}}}}
+    assert load_task(task).evaluator.funcs == ["check_pdf_pages"]

@@ -7,8 +7,9 @@ Each family lives in its own module and registers its metrics here with :func:`m
 
 A task file names a metric in ``evaluator.func`` and may give it ``options``. Both are checked when
 the task is loaded (:func:`check`): the name must be registered, and the options must fit the model
-the metric declares (a metric that declares none takes no options). A metric is called as
-``func(result, expected)`` or ``func(result, expected, options)`` with the validated model.
+the metric declares (a metric that declares none takes no options). Where the expected value is a
+``rule`` getter's ``rules``, a metric may declare their model too, checked the same way. A metric is
+called as ``func(result, expected)`` or ``func(result, expected, options)`` with the validated model.
 
 >>> check("exact_match", {})
 >>> check("compare_text_file", {"ignore_case": True, "colour": "red"})
@@ -43,6 +44,22 @@ class Metric:
     name: str
     func: Callable[..., float]
     options: type[BaseModel] | None = None
+    rules: type[BaseModel] | None = None
+
+    def check_rules(self, rules: Any) -> None:
+        """Check a ``rule`` getter's ``rules`` against the model this metric declares (if any).
+
+        Raises:
+            ValueError: naming this metric and the first bad entry.
+        """
+        if self.rules is None:
+            return
+        try:
+            self.rules.model_validate(rules)
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            loc = ".".join(str(p) for p in err["loc"])
+            raise ValueError(f"evaluator func {self.name!r}: rules{'.' + loc if loc else ''}: {err['msg']}") from None
 
     def parse(self, options: dict[str, Any]) -> BaseModel | None:
         """The validated options.
@@ -70,14 +87,16 @@ def _load_families() -> None:
 METRICS: Registry[Metric] = Registry("evaluator func", load=_load_families)
 
 
-def metric(name: str, options: type[BaseModel] | None = None) -> Callable[[F], F]:
-    """Decorator: register the function as metric ``name``, taking ``options`` (a pydantic model) if given.
+def metric(name: str, options: type[BaseModel] | None = None, rules: type[BaseModel] | None = None
+           ) -> Callable[[F], F]:
+    """Decorator: register the function as metric ``name``, taking ``options`` (a pydantic model) if given,
+    and, when its expected value comes from a ``rule`` getter, ``rules`` of that model.
 
     Raises:
         ValueError: if the name is malformed or registered to another function.
     """
     def register(func: F) -> F:
-        METRICS.add(name, Metric(name, func, options))
+        METRICS.add(name, Metric(name, func, options, rules))
         return func
     return register
 
@@ -94,13 +113,17 @@ def get(name: str) -> Metric:
         raise ValueError(f"unsupported evaluator func {name!r} (supported: {', '.join(METRICS.names())})") from None
 
 
-def check(name: str, options: dict[str, Any]) -> None:
-    """Check at load time that ``name`` is registered and ``options`` fit it.
+def check(name: str, options: dict[str, Any], expected: Any = None) -> None:
+    """Check at load time that ``name`` is registered and ``options`` fit it, and so do the ``rules`` of
+    ``expected`` when it is a ``rule`` getter (an object with ``type`` and ``options``).
 
     Raises:
         ValueError: naming the metric and what is wrong.
     """
-    get(name).parse(options)
+    m = get(name)
+    m.parse(options)
+    if expected is not None and getattr(expected, "type", None) == "rule":
+        m.check_rules(expected.options.get("rules"))
 
 
 def score(name: str, result: Any, expected: Any, options: dict[str, Any]) -> float:

@@ -10,7 +10,34 @@ from pydantic import BaseModel, ConfigDict, StrictBool
 from osgym.tasks.metrics import metric
 
 
-@metric("exact_match")
+class _Rules(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class ExpectedRules(_Rules):
+    """``expected``: the value the result must equal."""
+
+    expected: Any
+
+
+class IncludeExcludeRules(_Rules):
+    include: list[str] = []
+    exclude: list[str] = []
+
+
+class TreeRules(_Rules):
+    present: list[str] = []
+    absent: list[str] = []
+
+
+class WindowRules(TreeRules):
+    focused: str | None = None
+    maximized: list[str] = []
+    minimized: list[str] = []
+    count: int | None = None
+
+
+@metric("exact_match", rules=ExpectedRules)
 def exact_match(result: Any, rules: dict[str, Any]) -> float:
     """1.0 if the result equals ``rules["expected"]``.
 
@@ -20,7 +47,7 @@ def exact_match(result: Any, rules: dict[str, Any]) -> float:
     return 1.0 if result == rules["expected"] else 0.0
 
 
-@metric("check_include_exclude")
+@metric("check_include_exclude", rules=IncludeExcludeRules)
 def check_include_exclude(result: Any, rules: dict[str, Any]) -> float:
     """1.0 if every ``include`` string is in the result and no ``exclude`` string is.
 
@@ -61,14 +88,14 @@ def file_exists(result: Any, expected: Any = None) -> float:
     return 1.0 if result is not None else 0.0
 
 
-@metric("check_directory_tree")
+@metric("check_directory_tree", rules=TreeRules)
 def check_directory_tree(result: Any, rules: dict[str, Any]) -> float:
     """1.0 if the listing holds every name in ``rules["present"]`` and none in ``rules["absent"]``."""
     names = set(result or [])
     return 1.0 if set(rules.get("present", [])) <= names and not (set(rules.get("absent", [])) & names) else 0.0
 
 
-@metric("check_window_state")
+@metric("check_window_state", rules=WindowRules)
 def check_window_state(result: Any, rules: dict[str, Any]) -> float:
     """1.0 if the window list (from the ``vm_windows`` getter) matches every rule given.
 

@@ -17,7 +17,7 @@ from docx.document import Document as DocumentObject
 from docx.enum.text import WD_PARAGRAPH_ALIGNMENT, WD_TAB_ALIGNMENT
 from docx.opc.exceptions import PackageNotFoundError
 from PIL import Image
-from pydantic import BaseModel, ConfigDict, StrictBool
+from pydantic import BaseModel, ConfigDict, Field, StrictBool
 from rapidfuzz import fuzz
 
 from osgym.tasks.metrics import metric
@@ -95,6 +95,16 @@ def compare_docx_files(result: str | None, expected: str | None, options: DocxOp
     return 1.0 if all(a == b for a, b in pairs) else 0.0
 
 
+class FontRules(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    font_name: str
+
+
+class PageBreakRules(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    page_break_count: int | None = Field(None, ge=0)
+
+
 def _result(path: str | None) -> DocumentObject | None:
     """The agent's document, or None if it is missing or unreadable (which scores 0)."""
     if not path:
@@ -154,7 +164,7 @@ def compare_line_spacing(result: str | None, expected: str | None) -> float:
     return 1.0 if ok else 0.0
 
 
-@metric("compare_font_names")
+@metric("compare_font_names", rules=FontRules)
 def compare_font_names(result: str | None, rules: dict[str, Any]) -> float:
     """1.0 if every run of the document names the font ``rules["font_name"]`` (an unset font fails)."""
     got = _result(result)
@@ -220,7 +230,7 @@ def is_first_line_centered(result: str | None, expected: Any = None) -> float:
     return 1.0 if got.paragraphs[0].paragraph_format.alignment == WD_PARAGRAPH_ALIGNMENT.CENTER else 0.0
 
 
-@metric("contains_page_break")
+@metric("contains_page_break", rules=PageBreakRules)
 def contains_page_break(result: str | None, rules: dict[str, Any] | None = None) -> float:
     """1.0 if the text holds a page break, and exactly ``rules["page_break_count"]`` of them when given."""
     got = _result(result)
@@ -439,7 +449,7 @@ def compare_highlighted_text(result: str | None, expected: str | None) -> float:
 _OOR = "http://openoffice.org/2001/registry"
 
 
-@metric("find_default_font")
+@metric("find_default_font", rules=FontRules)
 def find_default_font(result: str | None, rules: dict[str, Any]) -> float:
     """1.0 if LibreOffice's settings file (``registrymodifications.xcu``) sets Writer's default font to
     ``rules["font_name"]``."""

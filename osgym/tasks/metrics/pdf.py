@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import operator
-from typing import Any
+from typing import Any, Literal
 
+from pydantic import BaseModel, ConfigDict
 from pypdf import PdfReader
 from pypdf.errors import PyPdfError
 
@@ -15,7 +16,15 @@ __all__ = ["check_pdf_pages"]
 _RELATIONS = ("eq", "ne", "lt", "le", "gt", "ge")
 
 
-@metric("check_pdf_pages")
+class PagesRules(BaseModel):
+    """``relation``: an order (``eq ne lt le gt ge``); ``ref_value``: the page count it compares with."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    relation: Literal["eq", "ne", "lt", "le", "gt", "ge"]
+    ref_value: int
+
+
+@metric("check_pdf_pages", rules=PagesRules)
 def check_pdf_pages(result: str | None, rules: dict[str, Any]) -> float:
     """1.0 if the PDF's page count stands in ``rules["relation"]`` (``eq ne lt le gt ge``) to ``rules["ref_value"]``.
 

@@ -274,6 +274,26 @@ def compare_pptx_files(result: str | None, expected: str | None, options: PptxOp
     return 1.0
 
 
+class _Rules(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class StrikeRules(_Rules):
+    slide_index_s: list[int]
+    shape_index_s: list[int]
+    paragraph_index_s: list[int]
+
+
+class TransitionRules(_Rules):
+    slide_idx: int = Field(ge=0)
+    transition_type: str = Field(pattern=r"^[A-Za-z][A-Za-z0-9]*$")  # an element name, e.g. "dissolve"
+
+
+class FillRules(_Rules):
+    rgb: tuple[int, int, int]
+    original_rgb: tuple[int, int, int] | None = None
+
+
 def _open(path: str | None) -> Any:
     """The agent's presentation, or None if missing or unreadable (which scores 0)."""
     if not path:
@@ -291,7 +311,7 @@ def check_slide_orientation_Portrait(result: str | None, expected: Any = None) -
     return 1.0 if prs is not None and prs.slide_width < prs.slide_height else 0.0
 
 
-@metric("check_strikethrough")
+@metric("check_strikethrough", rules=StrikeRules)
 def check_strikethrough(result: str | None, rules: dict[str, Any]) -> float:
     """1.0 if, on each slide x shape x paragraph the rules list (``slide_index_s``, ``shape_index_s``,
     ``paragraph_index_s``), the paragraph's first run sets strike-through; a missing one scores 0."""
@@ -311,7 +331,7 @@ def check_strikethrough(result: str | None, rules: dict[str, Any]) -> float:
     return 1.0
 
 
-@metric("check_transition")
+@metric("check_transition", rules=TransitionRules)
 def check_transition(result: str | None, rules: dict[str, Any]) -> float:
     """1.0 if slide ``rules["slide_idx"]`` (from 0) has a transition of kind ``rules["transition_type"]``."""
     prs = _open(result)
@@ -343,7 +363,7 @@ def _fill_distance(slide: Slide, rgb: tuple[int, int, int], original: tuple[int,
     return float(sqrt(sum((a - b) ** 2 for a, b in zip(got, rgb, strict=True))) / sqrt(3 * 255 ** 2))
 
 
-@metric("evaluate_presentation_fill_to_rgb_distance")
+@metric("evaluate_presentation_fill_to_rgb_distance", rules=FillRules)
 def evaluate_presentation_fill_to_rgb_distance(result: str | None, rules: dict[str, Any]) -> float:
     """How close, 0 to 1, the slides' background colours are to ``rules["rgb"]`` on average.
 

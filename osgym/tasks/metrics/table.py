@@ -612,7 +612,12 @@ def _csv_lines(path: str, options: CsvOptions) -> list[str]:
     return lines
 
 
-@metric("compare_conference_city_in_order")
+class CityRules(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    expected: list[str | list[str]]
+
+
+@metric("compare_conference_city_in_order", rules=CityRules)
 def compare_conference_city_in_order(result: str | None, rules: dict[str, Any]) -> float:
     """1.0 if each of cells C2:C22 of the active sheet contains its expected city, in order.
 
