@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool
 from rapidfuzz import fuzz
 
 from osgym.tasks.metrics import metric
+from osgym.tasks.metrics._files import too_big
 
 __all__ = ["DocxOptions", "compare_docx_files"]
 
@@ -68,6 +69,8 @@ def compare_docx_files(result: str | None, expected: str | None, options: DocxOp
     """
     if not result or not expected or not (result.endswith(".docx") and expected.endswith(".docx")):
         return 0.0
+    if too_big(result):
+        return 0.0
     try:
         got = _paragraphs(result)
     except _UNREADABLE:
@@ -106,8 +109,8 @@ class PageBreakRules(BaseModel):
 
 
 def _result(path: str | None) -> DocumentObject | None:
-    """The agent's document, or None if it is missing or unreadable (which scores 0)."""
-    if not path:
+    """The agent's document, or None if it is missing, unreadable or too big unpacked (which scores 0)."""
+    if not path or too_big(path):
         return None
     try:
         return Document(path)
@@ -440,6 +443,8 @@ def compare_highlighted_text(result: str | None, expected: str | None) -> float:
         want = _highlighted(expected)
     except (*_UNREADABLE, ElementTree.ParseError) as exc:
         raise ValueError(f"expected document {expected} cannot be read: {exc}") from exc
+    if too_big(result):
+        return 0.0
     try:
         return 1.0 if _highlighted(result) == want else 0.0
     except (*_UNREADABLE, ElementTree.ParseError):

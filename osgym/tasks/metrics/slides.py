@@ -31,6 +31,7 @@ from pptx.util import Inches
 from pydantic import BaseModel, ConfigDict, Field, StrictBool
 
 from osgym.tasks.metrics import metric
+from osgym.tasks.metrics._files import too_big
 
 __all__ = ["PptxOptions", "compare_pptx_files"]  # the others are used through the registry
 
@@ -255,7 +256,7 @@ def compare_pptx_files(result: str | None, expected: str | None, options: PptxOp
     """
     if expected is None:
         raise ValueError("compare_pptx_files needs an expected presentation")
-    if result is None:
+    if result is None or too_big(result):
         return 0.0
     try:
         got = Presentation(result)
@@ -295,8 +296,8 @@ class FillRules(_Rules):
 
 
 def _open(path: str | None) -> Any:
-    """The agent's presentation, or None if missing or unreadable (which scores 0)."""
-    if not path:
+    """The agent's presentation, or None if missing, unreadable or too big unpacked (which scores 0)."""
+    if not path or too_big(path):
         return None
     try:
         return Presentation(path)

@@ -61,6 +61,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictBool, f
 from rapidfuzz import fuzz
 
 from osgym.tasks.metrics import metric
+from osgym.tasks.metrics._files import too_big
 from osgym.tasks.metrics.rules import ValueRule
 
 __all__ = ["CsvOptions", "TableOptions", "compare_conference_city_in_order", "compare_csv", "compare_table"]
@@ -550,12 +551,12 @@ def _coordinates(rng: CellRange) -> list[str]:
 
 @metric("compare_table", TableOptions)
 def compare_table(result: str | None, expected: str | None, options: TableOptions) -> float:
-    """1.0 if the result workbook passes every rule (see the module docstring); 0.0 if it is missing or unreadable.
+    """1.0 if the result workbook passes every rule (module docstring); 0.0 if missing, unreadable or too big.
 
     Raises:
         ValueError: if the expected workbook cannot be read, or a rule names it and the task gives none.
     """
-    if result is None or not Path(result).is_file():
+    if result is None or not Path(result).is_file() or too_big(result):
         return 0.0
     try:
         book = _Book(result)
@@ -624,7 +625,7 @@ def compare_conference_city_in_order(result: str | None, rules: dict[str, Any]) 
     ``rules["expected"]`` lists one entry per cell: a text the cell must contain, or a list of texts
     of which it must contain one. A missing entry or an empty cell scores 0, as in OSWorld.
     """
-    if result is None:
+    if result is None or too_big(result):
         return 0.0
     try:
         ws = openpyxl.load_workbook(result).active
