@@ -272,3 +272,53 @@ def test_single_property_checks_score_0_for_a_missing_or_broken_result(tmp_path:
         arg = original if expected == "original" else expected
         for result in (None, str(tmp_path / "broken.pptx")):
             assert metrics.score(func, result, arg, {}) == 0.0, func
+
+
+def xcu(path: Path, items: list[tuple[str, str, str]]) -> str:
+    """LibreOffice's registrymodifications.xcu with (item path, property, value) settings."""
+    body = "".join(f'<item oor:path="{p}"><prop oor:name="{n}" oor:op="fuse"><value>{v}</value></prop></item>'
+                   for p, n, v in items)
+    path.write_text('<?xml version="1.0" encoding="UTF-8"?><oor:items xmlns:oor="http://openoffice.org/2001/registry"'
+                    f' xmlns:xs="http://www.w3.org/2001/XMLSchema">{body}</oor:items>')
+    return str(path)
+
+
+PRESENTER = "/org.openoffice.Office.Impress/Misc/Start"
+AUTOSAVE = "/org.openoffice.Office.Common/Save/Document"
+XCU_CASES: list[tuple[str, str, list[tuple[str, str, str]], Any, float]] = [
+    ("check_presenter_console_disable", "off", [(PRESENTER, "EnablePresenterScreen", "false")], None, 1.0),
+    ("check_presenter_console_disable", "on", [(PRESENTER, "EnablePresenterScreen", "true")], None, 0.0),
+    ("check_presenter_console_disable", "unset", [(AUTOSAVE, "AutoSaveTimeIntervall", "3")], None, 0.0),
+    ("check_auto_saving_time", "right", [(AUTOSAVE, "AutoSaveTimeIntervall", "3")], {"minutes": 3}, 1.0),
+    ("check_auto_saving_time", "other", [(AUTOSAVE, "AutoSaveTimeIntervall", "10")], {"minutes": 3}, 0.0),
+    ("check_auto_saving_time", "unset", [(PRESENTER, "EnablePresenterScreen", "false")], {"minutes": 3}, 0.0),
+]
+
+
+def _xcu_cases(func: str, tmp_path: Path) -> list[tuple[str, Any, float]]:
+    return [(xcu(tmp_path / f"{func}-{name}.xcu", items), rules, want)
+            for f, name, items, rules, want in XCU_CASES if f == func]
+
+
+def test_check_presenter_console_disable(tmp_path: Path) -> None:
+    for path, rules, want in _xcu_cases("check_presenter_console_disable", tmp_path):
+        assert metrics.score("check_presenter_console_disable", path, rules, {}) == want, path
+    assert metrics.score("check_presenter_console_disable", str(tmp_path / "missing.xcu"), None, {}) == 0.0
+
+
+def test_check_auto_saving_time(tmp_path: Path) -> None:
+    for path, rules, want in _xcu_cases("check_auto_saving_time", tmp_path):
+        assert metrics.score("check_auto_saving_time", path, rules, {}) == want, path
+    assert metrics.score("check_auto_saving_time", str(tmp_path / "missing.xcu"), {"minutes": 3}, {}) == 0.0
+
+
+def test_check_presenter_console_disable_parity(osworld: OSWorld, tmp_path: Path) -> None:
+    cases = _xcu_cases("check_presenter_console_disable", tmp_path)
+    ours = [metrics.score("check_presenter_console_disable", p, r, {}) for p, r, _ in cases]
+    assert osworld.scores([Call("slides", "check_presenter_console_disable", p, r, {}) for p, r, _ in cases]) == ours
+
+
+def test_check_auto_saving_time_parity(osworld: OSWorld, tmp_path: Path) -> None:
+    cases = _xcu_cases("check_auto_saving_time", tmp_path)
+    ours = [metrics.score("check_auto_saving_time", p, r, {}) for p, r, _ in cases]
+    assert osworld.scores([Call("slides", "check_auto_saving_time", p, r, {}) for p, r, _ in cases]) == ours
