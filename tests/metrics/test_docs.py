@@ -350,6 +350,18 @@ def spaced(path: Path, spacing: tuple[float, ...]) -> str:
     return str(path)
 
 
+REFS = [*TEXT, "References", "Smith, A. (2020). Paper one. Journal of Tests.", "",
+        "Doe, B. (2021). Paper two. Journal of Tests."]
+
+
+def cased(path: Path, body: str, cell: str) -> str:
+    doc = Document()
+    doc.add_paragraph(body)
+    doc.add_table(rows=1, cols=1).rows[0].cells[0].text = cell
+    doc.save(str(path))
+    return str(path)
+
+
 Maker = Any  # (folder) -> (result, expected)
 MORE_CASES: list[tuple[str, str, Maker, dict[str, Any], float | str]] = [
     ("check_tabstops", "same", lambda d: (tabbed(d / "r.docx"), tabbed(d / "e.docx")), {}, 1.0),
@@ -388,6 +400,26 @@ MORE_CASES: list[tuple[str, str, Maker, dict[str, Any], float | str]] = [
     ("evaluate_spacing", "right", lambda d: (spaced(d / "r.docx", (1.0, 2.0, 1.5)), None), {}, 1.0),
     ("evaluate_spacing", "wrong", lambda d: (spaced(d / "r.docx", (1.0, 1.5, 1.5)), None), {}, 0.0),
     ("evaluate_spacing", "too-short", lambda d: (spaced(d / "r.docx", (1.0, 2.0)), None), {}, 0.0),
+    ("compare_init_lines", "same", lambda d: (document(d / "r.docx", TEXT), document(d / "e.docx", TEXT)), {}, 1.0),
+    ("compare_init_lines", "more-lines", lambda d: (document(d / "r.docx", [*TEXT, "P.S."]),
+                                                    document(d / "e.docx", TEXT)), {}, 1.0),
+    ("compare_init_lines", "first-differs", lambda d: (document(d / "r.docx", ["Dear all,", *TEXT[1:]]),
+                                                       document(d / "e.docx", TEXT)), {}, 0.0),
+    ("evaluate_conversion", "lower", lambda d: (cased(d / "r.docx", "quiet text", "small cell"), None), {}, 1.0),
+    ("evaluate_conversion", "upper-body", lambda d: (cased(d / "r.docx", "LOUD TEXT", "small cell"), None), {}, 0.0),
+    ("evaluate_conversion", "upper-cell", lambda d: (cased(d / "r.docx", "quiet text", "BIG CELL"), None), {}, 0.0),
+    ("compare_references", "same", lambda d: (document(d / "r.docx", REFS), document(d / "e.docx", REFS)), {}, 1.0),
+    ("compare_references", "typo", lambda d: (document(d / "r.docx", [*REFS[:-1], REFS[-1].replace("two", "too")]),
+                                              document(d / "e.docx", REFS)), {}, "between"),
+    ("compare_references", "typo-strict", lambda d: (document(d / "r.docx", [*REFS[:-1], "Doe, B. Paper."]),
+                                                     document(d / "e.docx", REFS)), {"reference_base_result": 0.9},
+     0.0),
+    ("compare_references", "no-heading", lambda d: (document(d / "r.docx", [t for t in REFS if t != "References"]),
+                                                    document(d / "e.docx", REFS)), {}, 0.0),
+    ("compare_references", "neither-has-heading", lambda d: (document(d / "r.docx", TEXT),
+                                                             document(d / "e.docx", TEXT)), {}, 1.0),
+    ("compare_references", "one-missing", lambda d: (document(d / "r.docx", REFS[:-1]), document(d / "e.docx", REFS)),
+     {}, 0.0),
 ]
 
 
@@ -476,3 +508,27 @@ def test_find_default_font_parity(osworld: OSWorld, tmp_path: Path) -> None:
 
 def test_evaluate_spacing_parity(osworld: OSWorld, tmp_path: Path) -> None:
     _more_parity("evaluate_spacing", osworld, tmp_path)
+
+
+def test_compare_init_lines(tmp_path: Path) -> None:
+    _more("compare_init_lines", tmp_path)
+
+
+def test_evaluate_conversion(tmp_path: Path) -> None:
+    _more("evaluate_conversion", tmp_path)
+
+
+def test_compare_references(tmp_path: Path) -> None:
+    _more("compare_references", tmp_path)
+
+
+def test_compare_init_lines_parity(osworld: OSWorld, tmp_path: Path) -> None:
+    _more_parity("compare_init_lines", osworld, tmp_path)
+
+
+def test_evaluate_conversion_parity(osworld: OSWorld, tmp_path: Path) -> None:
+    _more_parity("evaluate_conversion", osworld, tmp_path)
+
+
+def test_compare_references_parity(osworld: OSWorld, tmp_path: Path) -> None:
+    _more_parity("compare_references", osworld, tmp_path)

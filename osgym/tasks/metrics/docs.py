@@ -480,3 +480,70 @@ def evaluate_spacing(result: str | None, expected: Any = None) -> float:
         return 0.0
     spacing = [p.paragraph_format.line_spacing for p in got.paragraphs[:3]]
     return 1.0 if spacing == [1.0, 2.0, 1.5] else 0.0
+
+
+@metric("compare_init_lines")
+def compare_init_lines(result: str | None, expected: str | None) -> float:
+    """1.0 if the paragraphs both documents have agree, from the first on (extra ones at the end are ignored).
+
+    Raises:
+        ValueError: if the expected document cannot be read.
+    """
+    want = _expected(expected)
+    got = _result(result)
+    if got is None:
+        return 0.0
+    same = all(a.text == b.text for a, b in zip(got.paragraphs, want.paragraphs, strict=False))
+    return 1.0 if same else 0.0
+
+
+@metric("evaluate_conversion")
+def evaluate_conversion(result: str | None, expected: Any = None) -> float:
+    """1.0 if no run of the document, in its tables or its body, is all upper-case."""
+    got = _result(result)
+    if got is None:
+        return 0.0
+    in_tables = (r for t in got.tables for row in t.rows for c in row.cells for p in c.paragraphs for r in p.runs)
+    in_body = (r for p in got.paragraphs for r in p.runs)
+    return 0.0 if any(r.text.isupper() for r in (*in_tables, *in_body)) else 1.0
+
+
+class ReferencesOptions(BaseModel):
+    """``reference_indicator``: the heading paragraph the references follow; ``reference_base_result``:
+    the mean similarity that scores 0 (scores rise linearly from it to 1)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    reference_indicator: str = "References"
+    reference_base_result: float = Field(0.5, ge=0, lt=1)
+
+
+@metric("compare_references", ReferencesOptions)
+def compare_references(result: str | None, expected: str | None, options: ReferencesOptions) -> float:
+    """How closely, 0 to 1, the non-blank paragraphs after the references heading match the expected ones.
+
+    Both without the heading scores 1.0, one without it 0.0; different counts of references score 0.0.
+
+    Raises:
+        ValueError: if the expected document cannot be read.
+    """
+    if not result or not expected or not (result.endswith(".docx") and expected.endswith(".docx")):
+        return 0.0
+    want = _expected(expected)
+    got = _result(result)
+    if got is None:
+        return 0.0
+    texts = [[p.text for p in d.paragraphs] for d in (got, want)]
+    heading = options.reference_indicator
+    found = [t.index(heading) if heading in t else -1 for t in texts]
+    if found == [-1, -1]:
+        return 1.0
+    if -1 in found:
+        return 0.0
+    refs = [[p for p in t[i + 1:] if p.strip()] for t, i in zip(texts, found, strict=True)]
+    if len(refs[0]) != len(refs[1]):
+        return 0.0
+    if not refs[0]:
+        return 1.0  # two empty reference sections (OSWorld divides by zero here)
+    mean = sum(fuzz.ratio(a, b) / 100.0 for a, b in zip(*refs, strict=True)) / len(refs[0])
+    base = options.reference_base_result
+    return (mean - base) / (1 - base) if mean >= base + 0.01 else 0.0
