@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -130,6 +131,34 @@ def both(*changes: Callable[[openpyxl.Workbook], None]) -> Callable[[openpyxl.Wo
     return change
 
 
+SPARK = ('<extLst><ext uri="{{05C60535-1F16-4fd2-B633-F4F36F0B64E0}}" '
+         'xmlns:x14="http://schemas.microsoft.com/office/spreadsheetml/2009/9/main">'
+         '<x14:sparklineGroups xmlns:xm="http://schemas.microsoft.com/office/excel/2006/main"><x14:sparklineGroup>'
+         '<x14:sparklines>{}</x14:sparklines></x14:sparklineGroup></x14:sparklineGroups></ext></extLst>')
+
+
+def sparklined(path: Path, lines: dict[str, str]) -> str:
+    """A workbook whose first sheet has sparklines, cell -> data range (openpyxl cannot write them)."""
+    book(path)
+    with zipfile.ZipFile(path) as z:
+        parts = {i.filename: z.read(i.filename) for i in z.infolist()}
+    if lines:
+        xml = "".join(f"<x14:sparkline><xm:f>{f}</xm:f><xm:sqref>{c}</xm:sqref></x14:sparkline>"
+                      for c, f in lines.items())
+        sheet = parts["xl/worksheets/sheet1.xml"].decode()
+        parts["xl/worksheets/sheet1.xml"] = sheet.replace("</worksheet>", SPARK.format(xml) + "</worksheet>").encode()
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z:
+        for name, data in parts.items():
+            z.writestr(name, data)
+    return str(path)
+
+
+def sparks(result: dict[str, str], expected: dict[str, str]) -> Callable[[Path], tuple[str, str]]:
+    def make(tmp: Path) -> tuple[str, str]:
+        return sparklined(tmp / "result.xlsx", result), sparklined(tmp / "expected.xlsx", expected)
+    return make
+
+
 @dataclass
 class Case:
     """Two generated files, the options, and the score both implementations must give."""
@@ -166,6 +195,7 @@ def charts(*props: str) -> dict[str, Any]:
 
 
 FILTER = {"rules": [{"type": "filter", "sheet_idx0": 0, "sheet_idx1": "EI0"}]}
+SPARKLINE = {"rules": [{"type": "sparkline", "sheet_idx0": "RNSheet1", "sheet_idx1": "ENSheet1"}]}
 STYLE = {"rules": [{"type": "style", "sheet_idx0": 0, "sheet_idx1": "EI0", "props": ["bgcolor", "font_bold"]}]}
 
 
@@ -299,6 +329,11 @@ CASES = [
     Case("style-painted-differently", T, pair({"tweak": paint("A2", "FFFFFF00")}), STYLE, 0.0),
     Case("style-font", T, pair({"tweak": bold("A1")}), {"rules": [{**STYLE["rules"][0], "props": ["font_bold"]}]},
          0.0),
+    Case("sparkline-same", T, sparks({"D2": "Sheet1!B2:C2"}, {"D2": "Sheet1!B2:C2"}), SPARKLINE, 1.0),
+    Case("sparkline-other-range", T, sparks({"D2": "Sheet1!B2:C3"}, {"D2": "Sheet1!B2:C2"}), SPARKLINE, 0.0),
+    Case("sparkline-missing", T, sparks({}, {"D2": "Sheet1!B2:C2"}), SPARKLINE, 0.0),
+    Case("sparkline-extra", T, sparks({"D2": "Sheet1!B2:C2", "D3": "Sheet1!B3:C3"}, {"D2": "Sheet1!B2:C2"}),
+         SPARKLINE, 0.0),
     Case("print-same", T, printed("a,b\n1,2\n\n", "a,b\n1,2\n"),
          {"rules": [{"type": "sheet_print", "sheet_idx0": "RNSheet1", "sheet_idx1": "ENSheet1"}]}, 1.0),
     Case("print-differs", T, printed("a,b\n1,3\n", "a,b\n1,2\n"),

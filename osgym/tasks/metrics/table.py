@@ -30,8 +30,10 @@ Rule types (``type``):
   any other kind raises ``ValueError`` when the rule is checked (OSWorld evaluates formulas with a
   spreadsheet engine).
 
-Rule types OSWorld also knows (``pivot_table``, ``sparkline``) are not implemented: a task using one
-fails to load, naming the rule type.
+- ``sparkline``: two sheets have the same sparklines (each cell's sparkline and its data range).
+
+The rule type OSWorld also knows, ``pivot_table``, is not implemented: a task using it fails to load,
+naming the rule type.
 
 Cell values are read as OSWorld reads them from the file: the value the spreadsheet program last
 computed (not the formula), numbers and dates as floats (dates as Excel serial numbers). Where
@@ -42,12 +44,16 @@ target (OSWorld: an object no rule can match).
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import re
+import warnings
 import zipfile
+from collections.abc import Iterator
 from functools import cached_property
 from pathlib import Path
 from typing import Annotated, Any, Literal
+from xml.etree import ElementTree
 
 import openpyxl
 import pandas as pd
@@ -237,6 +243,10 @@ class Filter(_PairRule):
     type: Literal["filter"]
 
 
+class Sparkline(_PairRule):
+    type: Literal["sparkline"]
+
+
 class Style(_PairRule):
     type: Literal["style"]
     props: list[str] = Field(default_factory=list)
@@ -251,7 +261,7 @@ class Style(_PairRule):
 
 
 TableRule = Annotated[SheetName | SheetData | SheetPrint | SheetFuzzy | Freeze | Zoom | CheckCell | DataValidation
-                      | Dimensions | Chart | Filter | Style, Field(discriminator="type")]
+                      | Dimensions | Chart | Filter | Style | Sparkline, Field(discriminator="type")]
 
 
 class TableOptions(BaseModel):
@@ -261,21 +271,32 @@ class TableOptions(BaseModel):
     rules: list[TableRule] = Field(min_length=1)
 
 
+@contextlib.contextmanager
+def _quiet() -> Iterator[None]:
+    """openpyxl warns that it drops parts it cannot model (sparklines, slicers); reading, we don't mind."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=r".*extension is not supported", category=UserWarning)
+        yield
+
+
 class _Book:
     """One workbook file, each view of it read once: formulas and styles, computed values, pandas frames."""
 
     def __init__(self, path: str):
         """Raises what openpyxl raises on a file that is not a workbook (see ``_UNREADABLE``)."""
         self.path = path
-        self.styled = openpyxl.load_workbook(path)
+        with _quiet():
+            self.styled = openpyxl.load_workbook(path)
         self.names: list[str] = list(self.styled.sheetnames)
 
     @cached_property
     def computed(self) -> openpyxl.Workbook:
-        return openpyxl.load_workbook(self.path, data_only=True)
+        with _quiet():
+            return openpyxl.load_workbook(self.path, data_only=True)
 
     def frame(self, sheet: str) -> pd.DataFrame:
-        return pd.read_excel(self.path, sheet_name=sheet, engine="openpyxl")
+        with _quiet():
+            return pd.read_excel(self.path, sheet_name=sheet, engine="openpyxl")
 
     def value(self, sheet: str, coordinate: str) -> Any:
         """The computed value of a cell as OSWorld reads it: floats for numbers and dates, else the text."""
@@ -499,6 +520,28 @@ def _filters(book: _Book, sheet: str) -> dict[str, Any]:
     return out
 
 
+_MAIN = "http://schemas.openxmlformats.org/spreadsheetml/2006/main"
+_REL = "http://schemas.openxmlformats.org/officeDocument/2006/relationships"
+_PKG_REL = "http://schemas.openxmlformats.org/package/2006/relationships"
+_X14 = "http://schemas.microsoft.com/office/spreadsheetml/2009/9/main"
+_XM = "http://schemas.microsoft.com/office/excel/2006/main"
+
+
+def _sparklines(book: _Book, sheet: str) -> dict[str | None, str | None]:
+    """The sheet's sparklines, cell (``F3``) to data range (``Sheet1!C3:E3``); openpyxl drops them, so
+    they are read from the sheet's XML, found through the workbook's relationships."""
+    with zipfile.ZipFile(book.path) as z:
+        wb = ElementTree.fromstring(z.read("xl/workbook.xml"))
+        rels = ElementTree.fromstring(z.read("xl/_rels/workbook.xml.rels"))
+        rid = next((s.get(f"{{{_REL}}}id") for s in wb.iter(f"{{{_MAIN}}}sheet") if s.get("name") == sheet), None)
+        target = next((r.get("Target") for r in rels.iter(f"{{{_PKG_REL}}}Relationship") if r.get("Id") == rid), None)
+        if target is None:
+            return {}
+        name = target.lstrip("/") if target.startswith("/") else f"xl/{target}"
+        root = ElementTree.fromstring(z.read(name))
+    return {sp.findtext(f"{{{_XM}}}sqref"): sp.findtext(f"{{{_XM}}}f") for sp in root.iter(f"{{{_X14}}}sparkline")}
+
+
 def _passes(rule: Any, pair: _Pair) -> bool:
     if isinstance(rule, SheetName):
         return pair.expected is not None and pair.result.names == pair.expected.names
@@ -541,6 +584,8 @@ def _passes(rule: Any, pair: _Pair) -> bool:
         return _filters(book1, sheet1) == _filters(book2, sheet2)
     if isinstance(rule, Style):
         return _styles(book1, sheet1, rule) == _styles(book2, sheet2, rule)
+    if isinstance(rule, Sparkline):
+        return _sparklines(book1, sheet1) == _sparklines(book2, sheet2)
     assert isinstance(rule, Dimensions)
     return _dimensions(book1, sheet1, rule) == _dimensions(book2, sheet2, rule)
 
@@ -628,7 +673,8 @@ def compare_conference_city_in_order(result: str | None, rules: dict[str, Any]) 
     if result is None or too_big(result):
         return 0.0
     try:
-        ws = openpyxl.load_workbook(result).active
+        with _quiet():
+            ws = openpyxl.load_workbook(result).active
     except _UNREADABLE:
         return 0.0
     if ws is None:
