@@ -15,6 +15,7 @@ import logging
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 import uuid
 from collections.abc import Callable, Iterator
@@ -26,6 +27,11 @@ import pytest
 from osgym.replicas import images
 from osgym.replicas.pool import POOL_LABEL, RUN_DIR_LABEL, ReplicaPool, reap
 from tests.second_daemon import SecondDaemon
+
+# pytest imports this file as ``conftest``; test modules import ``tests.conftest`` (SESSION,
+# TEST_SCREEN). Without this alias Python would run it a second time, as another module: a
+# second SESSION and run directory, which the leak check below would not know.
+sys.modules.setdefault("tests.conftest", sys.modules[__name__])
 
 # Flows in tests run on Prefect's ephemeral server (as `make run` does), in a throwaway PREFECT_HOME.
 # prefect_test_harness is not used: its teardown was seen to hang for minutes here.
