@@ -170,9 +170,9 @@ class Provisioner:
         return futures
 
     def remove_later(self, replica: Replica, cause: str) -> bool:
-        """Remove a discarded replica in the background (recording an OOM kill); False if closing."""
+        """Remove a discarded replica in the background; False if closing."""
         try:
-            self._remover.submit(self.remove, replica, cause, True)
+            self._remover.submit(self.remove, replica, cause)
         except RuntimeError:  # closing
             return False
         return True
@@ -440,8 +440,9 @@ class Provisioner:
                     raise ReplicaUnreachable(f"replica {replica.id} exited during start ({cause}): {logs.strip()}")
         raise ReplicaStartTimeout(f"replica {replica.id} not ready within {pool.start_timeout} s: {last}")
 
-    def remove(self, replica: Replica, cause: str, inspect: bool = False) -> None:
-        """Remove the container (and run dir); with ``inspect``, first record an OOM kill as a fault."""
+    def remove(self, replica: Replica, cause: str) -> None:
+        """Remove the container (and run dir). OOM kills are recorded as they happen, by the
+        health monitor's :class:`~osgym.replicas.health.OomWatcher`."""
         pool = self.pool
         replica.close()
         with pool._lock:
@@ -454,10 +455,6 @@ class Provisioner:
         if replica.container is not None and host is not None:
             api = host.client.api
             try:
-                if inspect and api.inspect_container(replica.container.id)["State"].get("OOMKilled"):
-                    pool.stats.faulted += 1
-                    pool._event(replica, "faulted", "oom: the container hit its memory limit")
-                    pool.health.host_outcome(host, ok=False)
                 api.remove_container(replica.container.id, force=True)
             except docker.errors.NotFound:
                 pass
