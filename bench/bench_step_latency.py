@@ -6,8 +6,13 @@ One step = one typed action (``POST /actions``) + one JPEG screenshot at 1280x80
 episode runner does it. Reports p50/p95/p99 of the step and of each half, after
 a warm-up, plus the replica's idle memory from the container's cgroup.
 
+With ``--a11y`` each step also reads the accessibility tree (``GET /accessibility``, the
+AT-SPI reader runs as `user`, a child process per read), and with ``--exec`` it also runs
+``true`` (``POST /execute``): the two observations that start a process as the agent's user.
+
 Usage:
-    python bench/bench_step_latency.py [--steps 200] [--tier desktop] [--format jpeg] [--json out.json]
+    python bench/bench_step_latency.py [--steps 200] [--tier desktop] [--format jpeg] [--a11y] [--exec]
+        [--json out.json]
 """
 
 from __future__ import annotations
@@ -69,9 +74,12 @@ def step_actions(rng: random.Random) -> list[Any]:
     return [Typing(text="abc ")]
 
 
-def run_steps(replica: Replica, steps: int, warmup: int, fmt: str, quality: int, seed: int) -> dict[str, Any]:
+def run_steps(replica: Replica, steps: int, warmup: int, fmt: str, quality: int, seed: int,
+              a11y: bool = False, exec_: bool = False) -> dict[str, Any]:
     rng = random.Random(seed)
     act_ms, shot_ms, step_ms, sizes, server_ms = [], [], [], [], []
+    a11y_ms: list[float] = []
+    exec_ms: list[float] = []
     for i in range(warmup + steps):
         actions = step_actions(rng)
         t0 = time.perf_counter()
@@ -81,7 +89,19 @@ def run_steps(replica: Replica, steps: int, warmup: int, fmt: str, quality: int,
                                                               "max_side": max(SCREEN)})
         t2 = time.perf_counter()
         shot_size = (int(r.headers["X-Width"]), int(r.headers["X-Height"]))
+        t3 = t4 = time.perf_counter()
+        if a11y:
+            assert "desktop-frame" in replica.accessibility()
+            t4 = time.perf_counter()
+        t5 = t4
+        if exec_:
+            assert replica.execute(["true"], timeout=10).returncode == 0
+            t5 = time.perf_counter()
         if i >= warmup:
+            if a11y:
+                a11y_ms.append((t4 - t3) * 1000)
+            if exec_:
+                exec_ms.append((t5 - t4) * 1000)
             act_ms.append((t1 - t0) * 1000)
             shot_ms.append((t2 - t1) * 1000)
             step_ms.append((t2 - t0) * 1000)
@@ -93,11 +113,16 @@ def run_steps(replica: Replica, steps: int, warmup: int, fmt: str, quality: int,
         return {"p50": round(percentile(xs, 50), 2), "p95": round(percentile(xs, 95), 2),
                 "p99": round(percentile(xs, 99), 2), "mean": round(statistics.fmean(xs), 2)}
 
-    return {"steps": steps, "warmup": warmup, "format": fmt, "quality": quality,
-            "step_ms": summary(step_ms), "action_ms": summary(act_ms), "screenshot_ms": summary(shot_ms),
-            "screenshot_in_replica_ms": summary(server_ms),
-            "frame_kib_mean": round(statistics.fmean(sizes) / 1024, 1),
-            "steps_per_s": round(1000 / statistics.fmean(step_ms), 1)}
+    out = {"steps": steps, "warmup": warmup, "format": fmt, "quality": quality,
+           "step_ms": summary(step_ms), "action_ms": summary(act_ms), "screenshot_ms": summary(shot_ms),
+           "screenshot_in_replica_ms": summary(server_ms),
+           "frame_kib_mean": round(statistics.fmean(sizes) / 1024, 1),
+           "steps_per_s": round(1000 / statistics.fmean(step_ms), 1)}
+    if a11y:
+        out["a11y_ms"] = summary(a11y_ms)
+    if exec_:
+        out["exec_ms"] = summary(exec_ms)
+    return out
 
 
 def main() -> None:
@@ -110,6 +135,8 @@ def main() -> None:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--json", help="also write the results to this file")
     p.add_argument("--image", help="an existing image tag to measure instead of building --tier (A/B comparisons)")
+    p.add_argument("--a11y", action="store_true", help="also read the accessibility tree each step")
+    p.add_argument("--exec", dest="exec_", action="store_true", help="also run `true` through /execute each step")
     args = p.parse_args()
 
     load_before = round(os.getloadavg()[0], 2)  # the host is shared: record how busy it was
@@ -123,7 +150,8 @@ def main() -> None:
         replica.launch(["mousepad", "/home/user/Documents/bench.txt"])
         replica.wait_window("bench.txt", focused=True)
         replica.act([], settle=2.0)
-        result = run_steps(replica, args.steps, args.warmup, args.format, args.quality, args.seed)
+        result = run_steps(replica, args.steps, args.warmup, args.format, args.quality, args.seed,
+                           a11y=args.a11y, exec_=args.exec_)
     result.update(tier=args.tier, image=tag, screen=list(SCREEN), idle_memory=memory, transport="unix",
                   cpus=os.cpu_count(), loadavg_1m_before=load_before, loadavg_1m_after=round(os.getloadavg()[0], 2))
     print(json.dumps(result, indent=2))

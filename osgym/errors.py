@@ -10,7 +10,8 @@
     │   └── ActionFailed
     ├── RequestRejected        the replica refused a request as invalid (4xx): retrying won't help
     ├── PoolError              the pool cannot hand out a replica
-    │   └── CapacityError
+    │   ├── CapacityError
+    │   └── LeaseTimeout       no replica was free in time (also a ReplicaError: retried)
     ├── TaskError              a task file or task step is wrong
     │   ├── TaskLoadError
     │   ├── SetupError
@@ -73,6 +74,15 @@ class PoolError(OsgymError):
 
 class CapacityError(PoolError):
     """Raised when a pool would exceed what its hosts can hold."""
+
+
+class LeaseTimeout(PoolError, ReplicaError):
+    """Raised when no replica became ready for a lease in time.
+
+    Also a :class:`ReplicaError`: replicas being replaced, restarted or all busy is a passing
+    state of the pool, so the episode is retried like one a replica fault ended (and, if every
+    attempt times out, recorded as a ``replica_fault``).
+    """
 
 
 class TaskError(OsgymError):

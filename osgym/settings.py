@@ -90,7 +90,9 @@ class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="OSGYM_", extra="ignore")
 
     run_dir: Path | None = Field(None, description="host directory for replicas' control sockets "
-                                                    "(default /run/osgym as root, else /tmp/osgym-<uid>)")
+                                                    "(default /run/osgym as root, else /tmp/osgym-<uid>); "
+                                                    "created mode 0700, refused if another user owns it or "
+                                                    "others may write it")
     images_dir: Path | None = Field(None, description="where replica_images/ lives (default: beside the package)")
     host_name: str = Field("local", description="this worker's name in pool events and episode rows")
     task_files_dir: Path | None = Field(None, description="the one directory task files may read local files from "

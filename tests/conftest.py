@@ -1,8 +1,12 @@
 """Shared fixtures: a real Docker daemon, the real replica image, and leak checks.
 
 Every test that starts replicas does so through ``make_pool``, which closes the
-pool; the session ends by asserting that no container this session labelled
-is left behind.
+pool; the session ends by asserting that no container this session started is left
+behind, whatever its pool is called and whichever process started it (a ``osgym
+collect`` subprocess too): the session gives every pool its own run directory
+(``OSGYM_RUN_DIR``, inherited by subprocesses), and each container carries it in
+its ``osgym.run_dir`` label. Containers of other sessions running at the same time
+have another run directory and are neither counted nor touched.
 """
 
 from __future__ import annotations
@@ -11,6 +15,7 @@ import logging
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 import uuid
 from collections.abc import Callable, Iterator
@@ -20,8 +25,13 @@ import docker
 import pytest
 
 from osgym.replicas import images
-from osgym.replicas.pool import POOL_LABEL, ReplicaPool, reap
+from osgym.replicas.pool import POOL_LABEL, RUN_DIR_LABEL, ReplicaPool, reap
 from tests.second_daemon import SecondDaemon
+
+# pytest imports this file as ``conftest``; test modules import ``tests.conftest`` (SESSION,
+# TEST_SCREEN). Without this alias Python would run it a second time, as another module: a
+# second SESSION and run directory, which the leak check below would not know.
+sys.modules.setdefault("tests.conftest", sys.modules[__name__])
 
 # Flows in tests run on Prefect's ephemeral server (as `make run` does), in a throwaway PREFECT_HOME.
 # prefect_test_harness is not used: its teardown was seen to hang for minutes here.
@@ -35,6 +45,11 @@ os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "180")
 os.environ.setdefault("DO_NOT_TRACK", "1")
 
 SESSION = f"t{uuid.uuid4().hex[:6]}"
+# Every pool this session starts, in this process or in a subprocess that inherits the
+# environment, puts its sockets here and labels its containers with it (osgym.run_dir).
+# Set, not setdefault: a pytest run started by a test must not share its parent's directory.
+SESSION_RUN_DIR = Path(tempfile.gettempdir()) / f"osgym-{SESSION}"
+os.environ["OSGYM_RUN_DIR"] = str(SESSION_RUN_DIR)
 TEST_SCREEN = (1280, 800)
 
 
@@ -54,16 +69,25 @@ def image(docker_client: docker.DockerClient) -> str:
     return images.build("desktop", client=docker_client, log=lambda _m: None).tag
 
 
+def session_pools(client: docker.DockerClient) -> set[str]:
+    """Pools with a container this session started (by its run-directory label, or a pool name
+    made by ``pool_name``), whatever process started it."""
+    # list without inspecting each container: another process may remove one between list and inspect
+    listed = client.api.containers(all=True, filters={"label": POOL_LABEL})
+    return {c["Labels"][POOL_LABEL] for c in listed
+            if Path(c["Labels"].get(RUN_DIR_LABEL) or "/").parent == SESSION_RUN_DIR
+            or c["Labels"][POOL_LABEL].startswith(SESSION)}
+
+
 @pytest.fixture(scope="session", autouse=True)
 def no_leaked_replicas() -> Iterator[None]:
     yield
     client = docker.from_env()
-    # list without inspecting each container: another process may remove one between list and inspect
-    listed = client.api.containers(all=True, filters={"label": POOL_LABEL})
-    mine = {c["Labels"][POOL_LABEL] for c in listed if c["Labels"].get(POOL_LABEL, "").startswith(SESSION)}
+    mine = session_pools(client)
     for name in mine:
         reap(client, pool=name)
     shutil.rmtree(_PREFECT_HOME, ignore_errors=True)
+    shutil.rmtree(SESSION_RUN_DIR, ignore_errors=True)
     assert not mine, f"pools that leaked replicas in this test session: {sorted(mine)}"
 
 

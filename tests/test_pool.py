@@ -22,8 +22,9 @@ def test_pool_starts_replicas_in_parallel_with_limits_and_labels(make_pool, dock
         assert c.labels[REPLICA_LABEL]
         assert hc["Memory"] == 512 * 2**20 and hc["PidsLimit"] == 512 and hc["NanoCpus"] == 10**9
         assert hc["CapDrop"] == ["ALL"] and "no-new-privileges" in hc["SecurityOpt"]
+        assert sorted(hc["CapAdd"]) == ["SETGID", "SETUID"]  # for the entry point's switch to `osgym` and `user`
         assert hc["NetworkMode"] == "none" and not hc["Privileged"]
-        assert c.attrs["Config"]["User"] == "user"
+        assert c.attrs["Config"]["User"] == ""  # starts as root; the entry point drops (tests/security)
     assert sorted(e.event for e in pool.events).count("ready") == 3
 
 

@@ -89,6 +89,8 @@ class Collector:
 
     ``sink`` receives each finished :class:`EpisodeResult` (normally the dataset
     writer's ``add``); :meth:`collect` returns only an :class:`EpisodeSummary`.
+    ``lease_timeout_s`` bounds each attempt's wait for a free replica; a wait that runs out is
+    retried like a replica fault (:class:`~osgym.errors.LeaseTimeout`).
     """
 
     recipe: Recipe
@@ -97,6 +99,7 @@ class Collector:
     sink: Callable[[EpisodeResult], None] | None = None
     price: cost.PriceTable = cost.DEFAULT_PRICE
     replicas_per_host: float = 0.0
+    lease_timeout_s: float = 30.0
 
     def __post_init__(self) -> None:
         if not self.replicas_per_host:
@@ -111,16 +114,19 @@ class Collector:
     def run_job(self, job: EpisodeJob, attempt: int = 1, final: bool = True) -> EpisodeResult:
         """Lease a replica and run one episode.
 
-        A replica fault is raised (so the caller retries on a fresh replica)
-        unless ``final``, in which case it becomes an error row: every requested
-        episode ends up as a row.
+        A replica fault, or a lease that found no free replica in time, is raised (so the
+        caller retries on a fresh replica) unless ``final``, in which case it becomes an
+        error row: every requested episode ends up as a row.
+
+        Raises:
+            ReplicaError: a replica fault or :class:`~osgym.errors.LeaseTimeout`, unless ``final``.
         """
         policy = make_policy(self.recipe.policy)
         replica_id = host = None
         t0 = time.monotonic()
         started = utcnow()
         try:
-            with self.pool.lease() as replica:
+            with self.pool.lease(self.lease_timeout_s) as replica:
                 replica_id, host = replica.id, replica.host
                 traj = run_episode(replica, job.task, policy, seed=job.seed, limits=self.limits)
         except ReplicaError as exc:

@@ -141,6 +141,10 @@ class Recipe(_Strict):
     retries: int = Field(2, ge=0, le=10)
     store: str = "./data"
     batch_size: int = Field(200, ge=1, le=10_000)
+    shard_max_age_s: float = Field(300, ge=1, le=86_400)
+    """Finished episodes are committed to the store at most this many seconds after they end, so a
+    crashed run loses at most this much work and a re-run with the same run_id skips the rest.
+    Lower means less lost work but more, smaller shards."""
 
     @field_validator("hosts", mode="before")
     @classmethod

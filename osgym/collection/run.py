@@ -189,7 +189,7 @@ class Collection:
         image = rec.image or images.ensure_image(rec.tier)
         t0 = time.monotonic()
         with DatasetWriter(rec.store, rec.dataset_name, self.run_id, run_config=run_config(rec, image),
-                           part=self.part) as writer:
+                           part=self.part, shard_max_age_s=rec.shard_max_age_s) as writer:
             committed = writer.committed_episode_ids()
             todo = [j for j in self.jobs if j.episode_id not in committed]
             self.skipped, self.pending = len(committed), len(todo)

@@ -19,9 +19,14 @@ Guarantees (layout in :mod:`osgym.dataset.layout`):
   episode ids. A Parquet writer keeps every row group's metadata (~15 KB
   here) until its file closes, so a shard is also committed after
   ``shard_max_episodes`` episodes. ``bench/bench_store_memory.py`` measures it.
+* **Bounded loss.** A shard is also committed ``shard_max_age_s`` seconds after its first
+  episode arrived, by a timer, even if no further episode comes: a crash (SIGKILL, OOM, power)
+  loses at most that much finished work, and a resume finds the rest in complete shards
+  without any manifest (:meth:`DatasetWriter.committed_episode_ids`).
 
 One writer per run at a time: two writers on the same run_id would race.
-The writer is not thread-safe; feed it from one thread.
+The writer's methods hold one lock (the commit timer runs in its own thread); feeding it from
+several threads is safe, though episodes are written one at a time.
 
 Example:
     >>> import tempfile
@@ -40,6 +45,7 @@ import json
 import logging
 import os
 import tempfile
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -56,12 +62,16 @@ from osgym.dataset.uri import check_name
 from osgym.episodes.trajectory import EpisodeResult
 from osgym.errors import StoreError
 
-__all__ = ["DEFAULT_COMPRESSION", "DEFAULT_SHARD_MAX_BYTES", "DEFAULT_SHARD_MAX_EPISODES", "DatasetWriter"]
+__all__ = ["DEFAULT_COMPRESSION", "DEFAULT_SHARD_MAX_AGE_S", "DEFAULT_SHARD_MAX_BYTES", "DEFAULT_SHARD_MAX_EPISODES",
+           "DatasetWriter"]
 
 log = logging.getLogger(__name__)
 
 DEFAULT_SHARD_MAX_BYTES = 256 * 2**20
 DEFAULT_SHARD_MAX_EPISODES = 1000
+DEFAULT_SHARD_MAX_AGE_S = 300.0
+"""A crash loses at most this many seconds of finished episodes. Five minutes keeps shards of a
+busy run large (hundreds of episodes) while a slow run still commits several times an hour."""
 DEFAULT_COMPRESSION = "zstd"
 
 
@@ -94,6 +104,8 @@ class DatasetWriter:
         shard_max_bytes: a shard pair is committed once its files reach this size.
         shard_max_episodes: ... or once it holds this many episodes (bounds the writer's
             Parquet metadata, which grows by one row group per episode).
+        shard_max_age_s: ... or this many seconds after its first episode arrived (bounds what a
+            crash loses); None commits only by size.
         compression: Parquet codec.
         s3: endpoint, credentials and retry settings for ``s3://`` URIs (a registered backend's
             own options for its scheme).
@@ -116,6 +128,7 @@ class DatasetWriter:
         run_config: dict[str, Any] | None = None,
         shard_max_bytes: int = DEFAULT_SHARD_MAX_BYTES,
         shard_max_episodes: int = DEFAULT_SHARD_MAX_EPISODES,
+        shard_max_age_s: float | None = DEFAULT_SHARD_MAX_AGE_S,
         compression: str = DEFAULT_COMPRESSION,
         s3: S3Options | None = None,
         part: str | None = None,
@@ -128,12 +141,15 @@ class DatasetWriter:
             raise ValueError(f"shard_max_bytes: expected > 0, actual {shard_max_bytes}")
         if shard_max_episodes <= 0:
             raise ValueError(f"shard_max_episodes: expected > 0, actual {shard_max_episodes}")
+        if shard_max_age_s is not None and not shard_max_age_s > 0:
+            raise ValueError(f"shard_max_age_s: expected > 0 or None, actual {shard_max_age_s}")
         self.uri = str(uri)
         self.dataset = dataset
         self.run_id = run_id
         self.run_config: dict[str, Any] = json.loads(json.dumps(run_config or {}, default=str))
         self.shard_max_bytes = shard_max_bytes
         self.shard_max_episodes = shard_max_episodes
+        self.shard_max_age_s = shard_max_age_s
         self.compression = compression
         self.rows: dict[str, int] = {"episodes": 0, "steps": 0}
         self.bytes: dict[str, int] = {"episodes": 0, "steps": 0}
@@ -143,6 +159,9 @@ class DatasetWriter:
         self._manifest: Manifest | None = None
         self._state = _State.OPEN
         self._tmpdir: tempfile.TemporaryDirectory[str] | None = None
+        # Public methods take it; the private ones they call (and the commit timer's) do not.
+        self._lock = threading.Lock()
+        self._timer: threading.Timer | None = None
         self._backend.check()
         committed = scan_run(self._backend, run_id, part)
         self._committed = committed.entries
@@ -176,7 +195,8 @@ class DatasetWriter:
 
     def committed_episode_ids(self) -> set[str]:
         """Episode ids of this run already in complete shards: the ones a resumed run skips."""
-        return set(self._committed_ids)
+        with self._lock:
+            return set(self._committed_ids)
 
     # -- writing -------------------------------------------------------------
 
@@ -215,6 +235,10 @@ class DatasetWriter:
             StoreError: the shard could not be written or uploaded; the writer then refuses more
                 episodes, and a new writer with the same run_id resumes.
         """
+        with self._lock:
+            self._add(result)
+
+    def _add(self, result: EpisodeResult) -> None:
         self._require_open("add an episode")
         if result.episode_id in self._seen:
             log.info("run %s already holds episode %s; skipping the duplicate", self.run_id, result.episode_id)
@@ -229,7 +253,10 @@ class DatasetWriter:
         except (pa.ArrowException, TypeError, OverflowError) as exc:
             raise ValueError(f"episode {result.episode_id} does not fit the dataset schema: {exc}") from exc
         try:
-            shard = self._shard = self._shard or self._open_shard()
+            if self._shard is None:
+                self._shard = self._open_shard()
+                self._arm_timer(self._shard)
+            shard = self._shard
             if steps.num_rows:
                 shard.writers["steps"].write_table(steps, row_group_size=steps.num_rows)
             shard.add_episode_row(episode)
@@ -245,7 +272,38 @@ class DatasetWriter:
         if shard.size() >= self.shard_max_bytes or len(shard.episode_ids) >= self.shard_max_episodes:
             self._commit_shard()
 
+    def _arm_timer(self, shard: OpenShard) -> None:
+        """Commit ``shard`` ``shard_max_age_s`` from now if it is still open then.
+
+        A timer rather than a check in :meth:`add`: when episodes stop arriving (replicas
+        starting, a slow policy, a stalled run), the finished ones must still reach the store.
+        """
+        self._cancel_timer()
+        if self.shard_max_age_s is None:
+            return
+        timer = threading.Timer(self.shard_max_age_s, self._commit_aged, args=(shard,))
+        timer.name = f"shard-age-{self.run_id}"
+        timer.daemon = True  # a writer nobody finalizes must not keep the process alive
+        self._timer = timer
+        timer.start()
+
+    def _cancel_timer(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+
+    def _commit_aged(self, shard: OpenShard) -> None:
+        """The timer's callback: commit ``shard`` unless it was committed or discarded meanwhile."""
+        with self._lock:
+            if self._state is not _State.OPEN or self._shard is not shard:
+                return
+            try:
+                self._commit_shard()
+            except StoreError as exc:  # the writer is FAILED now: the next add() or finalize() raises
+                log.error("run %s: committing shard %s on its age bound failed: %s", self.run_id, shard.name, exc)
+
     def _commit_shard(self) -> None:
+        self._cancel_timer()
         shard, self._shard = self._shard, None
         if shard is None:
             return
@@ -298,6 +356,10 @@ class DatasetWriter:
             StoreError: a shard or the manifest could not be written, or the writer was aborted;
                 nothing of the run is committed, and re-running the same run_id resumes.
         """
+        with self._lock:
+            return self._finalize()
+
+    def _finalize(self) -> Manifest:
         if self._state is _State.FINALIZED:
             assert self._manifest is not None
             return self._manifest
@@ -332,6 +394,11 @@ class DatasetWriter:
 
         Idempotent, and a no-op after :meth:`finalize`.
         """
+        with self._lock:
+            self._abort()
+
+    def _abort(self) -> None:
+        self._cancel_timer()
         if self._state in (_State.FINALIZED, _State.ABORTED):
             return
         if self._shard is not None:

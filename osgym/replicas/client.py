@@ -6,6 +6,11 @@ TCP port published on 127.0.0.1. Every answer is streamed, capped by the kind of
 (:class:`ResponseCaps`), and must be in whole within its request's time, so a replica that
 misbehaves (or a process impersonating one) costs a replica fault, never the host's memory
 or a hung episode.
+
+Reads (``GET``: health, screenshot, windows, accessibility, files) that fail to
+connect are retried a few times with a short backoff (:data:`READ_RETRY`), so a
+server that is briefly unreachable does not cost the episode. Requests that act
+(``POST``/``PUT``) are never retried here: whether a retry is safe is the caller's call.
 """
 
 from __future__ import annotations
@@ -13,18 +18,22 @@ from __future__ import annotations
 import contextlib
 import enum
 import functools
+import shlex
 import ssl
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import docker.errors
 import httpcore
 import httpx
+import requests.exceptions
 
 from osgym.errors import ActionFailed, EpisodeTimeout, ReplicaUnreachable, RequestRejected, ResponseTooLarge
 from osgym.replicas.actions import _Action
 from osgym.replicas.observation import Observation, Window
+from osgym.retrying import retrying
 
 
 @dataclass(frozen=True)
@@ -42,6 +51,10 @@ class Timeouts:
 
 
 DEFAULT_TIMEOUTS = Timeouts()
+
+ROOT_PATH = "/opt/osgym/rootbin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+"""PATH of root steps: the ``sudo`` shim first (:meth:`Replica.execute_as_root`)."""
+MAX_ROOT_OUTPUT = 16 * 2**20
 
 
 @dataclass(frozen=True)
@@ -79,6 +92,31 @@ _CAP_KIND = {"/screenshot": "screenshot", "/accessibility": "a11y", "/execute": 
              "/files": "file", "/recording": "file", "/file": "file", "/end_recording": "file"}
 
 DEFAULT_CAPS = ResponseCaps()
+
+
+@dataclass(frozen=True)
+class ReadRetry:
+    """How idempotent reads are retried when the connection cannot be made.
+
+    Only a failed *connect* is retried: then the request never reached the server. A read that
+    timed out may be a hung replica, which the caller must learn about within its deadline.
+    """
+
+    attempts: int = 3
+    backoff_s: float = 0.2
+    backoff_max_s: float = 1.0
+
+
+READ_RETRY = ReadRetry()
+"""At most 0.2 + 0.4 s of waiting: enough for a socket that is being re-created, short enough that a
+dead replica is still reported at once."""
+IDEMPOTENT_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+"""Methods the control server only reads on (every GET route of ``replica_images/server`` is a read)."""
+
+
+def _never_connected(exc: BaseException) -> bool:
+    """The request failed before a connection existed, so the server never saw it."""
+    return isinstance(exc, ReplicaUnreachable) and isinstance(exc.__cause__, (httpx.ConnectError, httpx.ConnectTimeout))
 
 
 class _DeadlineStream(httpcore.NetworkStream):
@@ -192,8 +230,9 @@ class ControlClient:
     """HTTP client for one replica's control API. Maps transport errors onto osgym errors."""
 
     def __init__(self, endpoint: str, token: str | None, timeouts: Timeouts = DEFAULT_TIMEOUTS,
-                 caps: ResponseCaps = DEFAULT_CAPS):
+                 caps: ResponseCaps = DEFAULT_CAPS, read_retry: ReadRetry = READ_RETRY):
         self.endpoint = endpoint
+        self.read_retry = read_retry
         # The replica never compresses; asking for identity means an encoded answer is a protocol
         # error, never a small body that inflates past its cap in one decoding step.
         headers = {"Accept-Encoding": "identity"}
@@ -231,15 +270,26 @@ class ControlClient:
 
         The answer is streamed and capped by :attr:`caps` for its path, and the time limit covers
         the whole exchange (connecting, sending, headers and body), so a replica trickling bytes
-        cannot hold the caller past it.
+        cannot hold the caller past it. An idempotent request whose connection could not be made
+        is tried again (:attr:`read_retry`), each attempt with the whole time limit.
 
         Raises:
-            ReplicaUnreachable: the replica did not answer, or not in time.
+            ReplicaUnreachable: the replica did not answer, or not in time (for a read: on every attempt).
             ResponseTooLarge: the answer is larger than its cap, or encoded.
             RequestRejected: the replica answered 4xx.
             ActionFailed: the replica answered 5xx.
             EpisodeTimeout: within :meth:`deadline`, the deadline passed first.
         """
+        if method.upper() not in IDEMPOTENT_METHODS:
+            return self._request_once(method, path, timeout=timeout, **kw)
+        policy = self.read_retry
+        for attempt in retrying(attempts=policy.attempts, on=_never_connected, backoff_s=policy.backoff_s,
+                                backoff_max_s=policy.backoff_max_s):
+            with attempt:
+                return self._request_once(method, path, timeout=timeout, **kw)
+        raise AssertionError("unreachable: retrying returns or raises")  # pragma: no cover
+
+    def _request_once(self, method: str, path: str, *, timeout: float | None = None, **kw: Any) -> httpx.Response:
         limit = self.timeouts.read if timeout is None else timeout
         by_deadline = False
         if self._deadline is not None:
@@ -396,6 +446,39 @@ class Replica:
             body["shell"] = shell
         d = self.api.request("POST", "/execute", json=body, timeout=timeout + 5).json()
         return ExecResult(d["status"], d["output"], d["error"], d["returncode"])
+
+    def execute_as_root(self, command: str | list[str], *, shell: bool | None = None,
+                        timeout: float = 60) -> ExecResult:
+        """Run a task step's command as root, through Docker (``docker exec --user root``).
+
+        This is the worker's privileged path for setup and evaluator steps that need root
+        (OSWorld's ``echo password | sudo -S ...``); the agent's account has no sudo, and the
+        control server would run the command as the agent. ``sudo`` inside the command is a shim
+        that runs its command (``replica_images/server/rootbin/sudo``). The command gets the
+        container's capabilities only (native replicas: CAP_SETUID and CAP_SETGID). ``command``
+        and ``shell`` mean what they mean for :meth:`execute`.
+
+        Raises:
+            ReplicaUnreachable: if the replica has no container handle or Docker fails.
+        """
+        if self.container is None:
+            raise ReplicaUnreachable(f"replica {self.id}: no container handle for a root step")
+        if isinstance(command, str):
+            argv = ["/bin/sh", "-c", command] if shell is not False else shlex.split(command)
+        else:
+            argv = ["/bin/sh", "-c", " ".join(map(shlex.quote, command))] if shell else list(command)
+        argv = ["timeout", "--kill-after=2", f"{timeout:g}", *argv]
+        api = self.container.client.api
+        try:
+            eid = api.exec_create(self.container.id, argv, user="root", workdir="/home/user",
+                                  environment={"HOME": "/root", "PATH": ROOT_PATH})["Id"]
+            out, err = api.exec_start(eid, demux=True)
+            code = api.exec_inspect(eid)["ExitCode"]
+        except (docker.errors.DockerException, requests.exceptions.RequestException) as exc:
+            raise ReplicaUnreachable(f"replica {self.id}: root step failed in Docker: {exc}") from exc
+        status = "timeout" if code in (124, 137) else "success" if code == 0 else "error"
+        return ExecResult(status, (out or b"")[:MAX_ROOT_OUTPUT].decode("utf-8", "replace"),
+                          (err or b"")[:MAX_ROOT_OUTPUT].decode("utf-8", "replace"), int(code or 0))
 
     def launch(self, command: str | list[str], *, shell: bool | None = None) -> int:
         body: dict[str, Any] = {"command": command}

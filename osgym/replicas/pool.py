@@ -21,8 +21,8 @@ Recovery works in layers:
    so a hung replica raises ``ReplicaUnreachable`` within ``timeouts.read`` seconds;
 2. a replica that faults during a lease is discarded (``faulted`` event) and the
    caller retries the episode on a fresh one; a background health checker probes
-   idle replicas and replaces dead or hung ones; an OOM kill is detected when the
-   container is removed;
+   idle replicas and replaces dead or hung ones; every OOM kill inside a replica is
+   recorded as a fault as Docker reports it (:class:`~osgym.replicas.health.OomWatcher`);
 3. a host whose recent failure rate crosses a threshold, or whose daemon stops
    answering, is quarantined: no new replicas go there (``quarantined`` event,
    :meth:`ReplicaPool.hosts_report`).
@@ -49,7 +49,7 @@ import docker
 import docker.errors
 import requests.exceptions
 
-from osgym.errors import CapacityError, ConfigError, PoolError, ReplicaError
+from osgym.errors import CapacityError, ConfigError, LeaseTimeout, PoolError, ReplicaError
 from osgym.replicas.client import DEFAULT_TIMEOUTS, Replica, ReplicaState, Timeouts
 from osgym.replicas.events import PoolEvent, events_table
 from osgym.replicas.health import HealthMonitor
@@ -62,6 +62,7 @@ from osgym.replicas.reaper import (
     REPLICA_LABEL,
     RUN_DIR_LABEL,
     default_run_dir,
+    ensure_private_dir,
     owner_alive,
     owner_id,
     reap,
@@ -234,6 +235,7 @@ class ReplicaPool:
             PoolError: if networked replicas' network or host firewall rules cannot be set up
                 (:func:`osgym.replicas.network.prepare_network`).
             PoolError: if fewer than ``size`` replicas become ready.
+            ConfigError: if the run directory belongs to another user or others may write it.
         """
         if self._started:
             return
@@ -241,12 +243,13 @@ class ReplicaPool:
         if self.target > planned and not self.force:
             raise CapacityError(f"pool {self.name}: {self.target} replicas requested, hosts hold {planned} "
                                 f"({self.plan()}); pass force=True to overcommit")
+        ensure_private_dir(self.run_dir.parent)
+        ensure_private_dir(self.run_dir)
         if self.network_kind is not None:
             for h in self.hosts:
                 if not h.quarantined:
                     self.networks[h.name] = prepare_network(h.client, self.network_kind)
         self._started = True
-        self.run_dir.mkdir(parents=True, exist_ok=True)
         (self.run_dir / "owner").write_text(self.owner)
         futures = self._refill()
         self.health.start()
@@ -286,7 +289,8 @@ class ReplicaPool:
         its class and message as the cause) before it is discarded and re-raised.
 
         Raises:
-            PoolError: if no replica becomes ready within ``timeout`` seconds.
+            LeaseTimeout: if no replica becomes ready within ``timeout`` seconds (retryable).
+            PoolError: if the pool is closed.
         """
         replica = self.acquire(timeout)
         try:
@@ -304,7 +308,10 @@ class ReplicaPool:
         """Take a ready replica from the lease queue (see :meth:`lease`).
 
         Raises:
-            PoolError: if the pool is closed, or no replica is ready within ``timeout``.
+            LeaseTimeout: if no replica is ready within ``timeout`` (a :class:`ReplicaError`, so the
+                episode is retried).
+            PoolError: if the pool is closed, or no replica was ready in time and every host is
+                quarantined (no replica can come: retrying would only wait again).
         """
         if self._closed:
             raise PoolError(f"pool {self.name} is closed")
@@ -315,8 +322,11 @@ class ReplicaPool:
         while True:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
-                raise PoolError(f"no replica ready within {timeout} s in pool {self.name} "
-                                f"({self.stats.start_failures} start failures; hosts: {self.hosts_report()})")
+                detail = f"{self.stats.start_failures} start failures; hosts: {self.hosts_report()}"
+                if all(h.quarantined for h in self.hosts):
+                    raise PoolError(f"no replica ready within {timeout} s in pool {self.name}, and every host "
+                                    f"is quarantined ({detail})")
+                raise LeaseTimeout(f"no replica ready within {timeout} s in pool {self.name} ({detail})")
             try:
                 replica = self._ready.get(timeout=min(remaining, 0.5))
             except queue.Empty:

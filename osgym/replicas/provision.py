@@ -45,11 +45,24 @@ from osgym.settings import settings
 if TYPE_CHECKING:
     from osgym.replicas.pool import ReplicaPool
 
-__all__ = ["CONTROL_PORT", "COMPAT_CAP_DROP", "TIER_LIMITS", "PoolStats", "Provisioner", "ReplicaLimits", "limits_for"]
+__all__ = ["CONTROL_PORT", "COMPAT_CAP_DROP", "CTL_MOUNT", "NATIVE_CAP_ADD", "SERVER_UID", "TIER_LIMITS", "PoolStats",
+           "Provisioner", "ReplicaLimits", "limits_for"]
 
 CONTROL_PORT = 5000
 START_ATTEMPTS = 3
 """Containers tried per replica slot before the start counts as failed."""
+
+SERVER_UID = SERVER_GID = 990
+"""The control server's account inside the image (`osgym`, replica_images/desktop/Dockerfile)."""
+
+NATIVE_CAP_ADD = ["SETUID", "SETGID"]
+"""The only capabilities a native replica keeps. The entry point starts as root and drops to
+`osgym` keeping these two, to start the desktop and the agent's commands as `user` and to touch
+files as `user` (server/uids.py); processes it starts as `user` get none (no-new-privileges)."""
+
+CTL_MOUNT = "/run/osgym/ctl"
+"""Where the replica's run directory is mounted: below the server's own directory (mode 0700,
+`osgym`), so the agent's account cannot reach it even when its uid owns the host directory."""
 
 COMPAT_CAP_DROP = ["NET_RAW", "MKNOD", "SYS_CHROOT", "SETFCAP", "NET_BIND_SERVICE"]
 """Capabilities removed from Docker's default set in OSWorld compatibility mode.
@@ -175,9 +188,9 @@ class Provisioner:
         return futures
 
     def remove_later(self, replica: Replica, cause: str) -> bool:
-        """Remove a discarded replica in the background (recording an OOM kill); False if closing."""
+        """Remove a discarded replica in the background; False if closing."""
         try:
-            self._remover.submit(self.remove, replica, cause, True)
+            self._remover.submit(self.remove, replica, cause)
         except RuntimeError:  # closing
             return False
         return True
@@ -259,10 +272,11 @@ class Provisioner:
             create_kw["ports"] = [CONTROL_PORT]
         else:
             host_kw["cap_drop"] = ["ALL"]
+            host_kw["cap_add"] = NATIVE_CAP_ADD
             host_kw["security_opt"] = ["no-new-privileges"]
             if pool.transport == "unix":
-                env["OSGYM_LISTEN"] = "unix:/run/osgym/control.sock"
-                host_kw["binds"] = {str(rdir): {"bind": "/run/osgym", "mode": "rw"}}
+                env["OSGYM_LISTEN"] = f"unix:{CTL_MOUNT}/control.sock"
+                host_kw["binds"] = {str(rdir): {"bind": CTL_MOUNT, "mode": "rw"}}
             else:
                 # The token is copied into the container before it starts (start_one), not passed in
                 # its environment, where `docker inspect` and /proc/*/environ would show it.
@@ -275,26 +289,34 @@ class Provisioner:
 
     @staticmethod
     def _write_token(rdir: Path, token: str) -> None:
-        """Put the token where the replica's server reads (and deletes) it, readable by its user only."""
-        rdir.mkdir(parents=True, exist_ok=True)
+        """Create the replica's run directory with its token, for the replica's server (`osgym`) only.
+
+        As root: the directory (0700) and the token (0600) belong to the server's uid. Otherwise
+        (a user in the docker group cannot chown), the directory keeps our primary group and is
+        set-gid 2770, the token 0640: the server joins that group at start (its socket inherits
+        it), and nothing is world-accessible. The agent's account cannot reach the mount either
+        way (:data:`CTL_MOUNT`).
+        """
+        rdir.mkdir(mode=0o700)  # the pool directory is ours and private: a leftover here is an error
         tok = rdir / "token"
-        fd = os.open(tok, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        fd = os.open(tok, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
         with os.fdopen(fd, "w") as f:
             f.write(token)
         if os.geteuid() == 0:
-            os.chown(rdir, 1000, 1000)
-            os.chown(tok, 1000, 1000)
+            os.chown(tok, SERVER_UID, SERVER_GID)
+            os.chown(rdir, SERVER_UID, SERVER_GID)
         else:
-            os.chmod(rdir, 0o777)
-            os.chmod(tok, 0o666)
+            os.chmod(tok, 0o640)
+            os.chmod(rdir, 0o2770)
 
     @staticmethod
     def token_archive(token: str) -> bytes:
-        """A tar holding ``token`` as the file the replica's server reads and deletes (``/run/osgym/token``),
-        owned by the replica's user (uid 1000) and readable by it only; unpacked into ``/run/osgym``."""
+        """A tar holding ``token`` as the file the replica's server reads and deletes
+        (``/run/osgym/ctl/token``), owned by the server's uid and readable by it only; unpacked into
+        ``/run/osgym/ctl``, inside the server's own 0700 directory, which the agent's user cannot enter."""
         data = token.encode()
         info = tarfile.TarInfo("token")
-        info.size, info.mode, info.uid, info.gid = len(data), 0o600, 1000, 1000
+        info.size, info.mode, info.uid, info.gid = len(data), 0o600, SERVER_UID, SERVER_UID
         info.mtime = int(time.time())
         out = io.BytesIO()
         with tarfile.open(fileobj=out, mode="w") as tar:
@@ -326,7 +348,7 @@ class Provisioner:
             cid = api.create_container(pool.image, name=f"{pool.name}-{rid}", detach=True,
                                        host_config=host_config, **cfg)["Id"]
             t_create = time.monotonic()
-            if pool.transport == "tcp" and not pool.compat and not api.put_archive(cid, "/run/osgym",
+            if pool.transport == "tcp" and not pool.compat and not api.put_archive(cid, CTL_MOUNT,
                                                                                   self.token_archive(token)):
                 raise ReplicaUnreachable(f"replica {rid}: Docker refused to copy the control token in")
             api.start(cid)
@@ -436,8 +458,9 @@ class Provisioner:
                     raise ReplicaUnreachable(f"replica {replica.id} exited during start ({cause}): {logs.strip()}")
         raise ReplicaStartTimeout(f"replica {replica.id} not ready within {pool.start_timeout} s: {last}")
 
-    def remove(self, replica: Replica, cause: str, inspect: bool = False) -> None:
-        """Remove the container (and run dir); with ``inspect``, first record an OOM kill as a fault."""
+    def remove(self, replica: Replica, cause: str) -> None:
+        """Remove the container (and run dir). OOM kills are recorded as they happen, by the
+        health monitor's :class:`~osgym.replicas.health.OomWatcher`."""
         pool = self.pool
         replica.close()
         with pool._lock:
@@ -450,10 +473,6 @@ class Provisioner:
         if replica.container is not None and host is not None:
             api = host.client.api
             try:
-                if inspect and api.inspect_container(replica.container.id)["State"].get("OOMKilled"):
-                    pool.stats.faulted += 1
-                    pool._event(replica, "faulted", "oom: the container hit its memory limit")
-                    pool.health.host_outcome(host, ok=False)
                 api.remove_container(replica.container.id, force=True)
             except docker.errors.NotFound:
                 pass

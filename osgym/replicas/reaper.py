@@ -9,17 +9,20 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import shutil
 import socket
+import stat
 from pathlib import Path
 
 import docker
 import docker.errors
 
+from osgym.errors import ConfigError
 from osgym.settings import settings
 
-__all__ = ["POOL_LABEL", "REPLICA_LABEL", "OWNER_LABEL", "RUN_DIR_LABEL", "default_run_dir", "owner_id",
-           "owner_alive", "reap"]
+__all__ = ["POOL_LABEL", "REPLICA_LABEL", "OWNER_LABEL", "RUN_DIR_LABEL", "default_run_dir", "ensure_private_dir",
+           "owner_id", "owner_alive", "reap"]
 
 POOL_LABEL = "osgym.pool"
 REPLICA_LABEL = "osgym.replica"
@@ -31,6 +34,49 @@ RUN_DIR_LABEL = "osgym.run_dir"
 def default_run_dir() -> Path:
     """Host directory for the replicas' control sockets: $OSGYM_RUN_DIR, else /run/osgym (root) or /tmp."""
     return settings().resolved_run_dir()
+
+
+def ensure_private_dir(path: Path) -> Path:
+    """Create ``path`` (mode 0700, with parents), or accept it only if this user owns it and others cannot write it.
+
+    A predictable directory such as /tmp/osgym-<uid> could have been made by another user
+    beforehand, who could then replace the replicas' sockets in it; so it is refused
+    rather than used.
+
+    Raises:
+        ConfigError: if ``path`` is a symlink or not a directory, belongs to another user,
+            or is group- or world-writable.
+    """
+    with contextlib.suppress(FileExistsError):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.mkdir(mode=0o700)
+    try:
+        st = path.lstat()
+    except OSError as exc:
+        raise ConfigError(f"run dir {path}: {exc}") from exc
+    hint = "remove it, or set OSGYM_RUN_DIR to a directory of your own with mode 0700"
+    if not stat.S_ISDIR(st.st_mode):
+        raise ConfigError(f"run dir {path} is not a directory (a symlink or file): {hint}")
+    if st.st_uid != os.geteuid():
+        raise ConfigError(f"run dir {path} belongs to uid {st.st_uid}, not to this user (uid {os.geteuid()}): {hint}")
+    if st.st_mode & 0o022:
+        raise ConfigError(f"run dir {path} is group- or world-writable (mode {stat.S_IMODE(st.st_mode):04o}): {hint}")
+    return path
+
+
+_POOL_DIR_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}")
+
+
+def _ours(d: Path, base: Path) -> bool:
+    """True if ``d`` is a pool directory osgym made: directly inside the run root ``base``, a real
+    directory (no symlink) owned by this user and holding the pool's ``owner`` file."""
+    try:
+        if not _POOL_DIR_NAME.fullmatch(d.name) or d.parent.resolve(strict=True) != base.resolve(strict=True):
+            return False
+        st = d.lstat()
+        return stat.S_ISDIR(st.st_mode) and st.st_uid == os.geteuid() and (d / "owner").is_file()
+    except OSError:
+        return False
 
 
 def _proc_start(pid: int) -> str | None:
@@ -82,6 +128,10 @@ def reap(
     survives; ``all_owners`` removes every osgym container on the host
     (including ones without an owner label, from older osgym versions).
 
+    Run directories are removed only when they are osgym's: directly inside the run root
+    ``run_dir`` (default :func:`default_run_dir`), owned by this user, with an ``owner`` file;
+    never a directory a container's label merely names.
+
     Returns the number of containers removed.
     """
     client = client or docker.from_env()
@@ -95,10 +145,11 @@ def reap(
         if pool is None and not all_owners and (not owner or owner_alive(owner) is not False):
             continue  # a live owner, one on another machine, or none recorded: not provably orphaned
         name = labels.get(POOL_LABEL, "")
-        if labels.get(RUN_DIR_LABEL):
-            dirs.add(Path(labels[RUN_DIR_LABEL]))
-        elif name:
-            dirs.add(base / name)
+        # A label is whatever its container's creator wrote (anyone who can reach the Docker
+        # daemon): its run dir is only a hint, used when it names this pool's directory in the run root.
+        hinted = Path(labels.get(RUN_DIR_LABEL) or (base / name))
+        if name and hinted.name == name:
+            dirs.add(hinted)
         with contextlib.suppress(docker.errors.NotFound):
             try:
                 client.api.remove_container(c["Id"], force=True)
@@ -117,6 +168,6 @@ def reap(
             if d.is_dir() and (all_owners or (owner.exists() and owner_alive(owner.read_text()) is False)):
                 dirs.add(d)
     for d in dirs:
-        if d.name and d.name not in (".", "..") and not d.is_symlink():
+        if _ours(d, base):
             shutil.rmtree(d, ignore_errors=True)
     return removed

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from osgym.errors import EvaluatorError, RequestRejected
 from osgym.replicas.client import Replica
+from osgym.tasks import metrics
 from osgym.tasks.files import Scratch, read_task_file
-from osgym.tasks.setup import run_setup
+from osgym.tasks.setup import run_command, run_setup
 from osgym.tasks.spec import Getter, TaskSpec
 
 
@@ -29,7 +29,7 @@ def _get(ctx: _Context, g: Getter, where: str) -> Any:
     o = g.options
     r = ctx.replica
     if g.type in ("vm_command_line", "vm_terminal_output"):
-        res = r.execute(o["command"], shell=o.get("shell"), timeout=float(o.get("timeout", 30)))
+        res = run_command(r, o["command"], o.get("shell"), float(o.get("timeout", 30)))
         return res.output
     if g.type == "vm_file":
         try:
@@ -73,88 +73,14 @@ def _windows(r: Replica) -> list[dict[str, Any]]:
     return out
 
 
-def exact_match(result: Any, rules: dict[str, Any]) -> float:
-    """1.0 if the result equals ``rules["expected"]``.
-
-    >>> exact_match("hi\\n", {"expected": "hi\\n"})
-    1.0
-    """
-    return 1.0 if result == rules["expected"] else 0.0
-
-
-def check_include_exclude(result: Any, rules: dict[str, Any]) -> float:
-    """1.0 if every ``include`` string is in the result and no ``exclude`` string is.
-
-    >>> check_include_exclude("a b", {"include": ["a"], "exclude": ["c"]})
-    1.0
-    """
-    if result is None:
-        return 0.0
-    text = result if isinstance(result, str) else "\n".join(map(str, result))
-    ok = all(s in text for s in rules.get("include", [])) and not any(s in text for s in rules.get("exclude", []))
-    return 1.0 if ok else 0.0
-
-
-def compare_text_file(actual: str | None, expected: str | None, **options: Any) -> float:
-    """1.0 if two text files have the same content (optionally ignoring blanks/case)."""
-    if actual is None or expected is None:
-        return 0.0
-    a, b = Path(actual).read_text(errors="replace"), Path(expected).read_text(errors="replace")
-    if options.get("ignore_blanks"):
-        a, b = "".join(a.split()), "".join(b.split())
-    if options.get("ignore_case"):
-        a, b = a.lower(), b.lower()
-    return 1.0 if a == b else 0.0
-
-
-def file_exists(result: Any, expected: Any = None) -> float:
-    return 1.0 if result is not None else 0.0
-
-
-def check_directory_tree(result: Any, rules: dict[str, Any]) -> float:
-    """1.0 if the listing holds every name in ``rules["present"]`` and none in ``rules["absent"]``."""
-    names = set(result or [])
-    return 1.0 if set(rules.get("present", [])) <= names and not (set(rules.get("absent", [])) & names) else 0.0
-
-
-def check_window_state(result: Any, rules: dict[str, Any]) -> float:
-    """1.0 if the window list (from the ``vm_windows`` getter) matches every rule given.
-
-    Rules name windows by exact title: ``present`` and ``absent`` (lists), ``focused``
-    (one title), ``maximized`` and ``minimized`` (lists that must be in that state),
-    ``count`` (the number of windows).
-
-    >>> wins = [{"title": "a", "focused": True, "maximized": False, "minimized": False}]
-    >>> check_window_state(wins, {"present": ["a"], "absent": ["b"], "focused": "a"})
-    1.0
-    >>> check_window_state(wins, {"maximized": ["a"]})
-    0.0
-    """
-    if result is None:
-        return 0.0
-    by_title = {w["title"]: w for w in result}
-    ok = all(t in by_title for t in rules.get("present", []))
-    ok = ok and not any(t in by_title for t in rules.get("absent", []))
-    if "focused" in rules:
-        ok = ok and bool(by_title.get(rules["focused"], {}).get("focused"))
-    for state in ("maximized", "minimized"):
-        ok = ok and all(by_title.get(t, {}).get(state) for t in rules.get(state, []))
-    if "count" in rules:
-        ok = ok and len(result) == int(rules["count"])
-    return 1.0 if ok else 0.0
-
-
-FILE_METRICS = frozenset({"compare_text_file"})
-"""Metrics that open their arguments as host files: they get only files a getter fetched into the scratch directory."""
-
-METRIC_FUNCS: dict[str, Callable[..., float]] = {
-    "exact_match": exact_match,
-    "check_include_exclude": check_include_exclude,
-    "compare_text_file": compare_text_file,
-    "file_exists": file_exists,
-    "check_directory_tree": check_directory_tree,
-    "check_window_state": check_window_state,
-}
+def _fetched_or_rules(ctx: _Context, value: Any) -> bool:
+    """What a file metric may receive: nothing, files a getter fetched into the scratch directory
+    (alone or listed), or rules (a mapping). A path a task file wrote in a ``rule`` getter is none of these."""
+    if value is None or isinstance(value, dict):
+        return True
+    if isinstance(value, list):
+        return all(_fetched_or_rules(ctx, v) and not isinstance(v, dict) for v in value)
+    return isinstance(value, str | Path) and ctx.scratch.holds(value)
 
 
 def evaluate(replica: Replica, task: TaskSpec, last_action: str | None) -> float:
@@ -186,13 +112,13 @@ def evaluate(replica: Replica, task: TaskSpec, last_action: str | None) -> float
             at = f"[{i}]" if listed else ""
             result = _get(ctx, rg, f"task {task.id}: evaluator.result{at}") if rg is not None else None
             expected = _get(ctx, eg, f"task {task.id}: evaluator.expected{at}") if eg is not None else None
-            if func in FILE_METRICS:
+            if metrics.get(func).files:
                 for field, value in (("result", result), ("expected", expected)):
-                    if value is not None and not ctx.scratch.holds(value):
+                    if not _fetched_or_rules(ctx, value):
                         raise EvaluatorError(f"task {task.id}: evaluator.{field}{at}: {func} compares files a vm_file "
                                              f"or cloud_file getter fetched, actual {value!r:.200}")
             try:
-                score = float(METRIC_FUNCS[func](result, expected, **opts))
+                score = metrics.score(func, result, expected, opts)
             except (KeyError, TypeError, ValueError, OSError) as exc:
                 raise EvaluatorError(f"{func} on task {task.id} failed: {type(exc).__name__}: {exc}") from exc
             scores.append(score)

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import re
 import time
 from typing import Any
 
 from osgym.errors import ActionFailed, RequestRejected, SetupError
-from osgym.replicas.client import Replica
+from osgym.replicas.client import ExecResult, Replica
 from osgym.tasks.files import read_task_file
 from osgym.tasks.spec import SetupStep
 
@@ -16,6 +17,32 @@ def _command(params: dict[str, Any]) -> tuple[str | list[str], bool | None]:
     if cmd is None:
         raise SetupError("step needs a 'command'")
     return cmd, params.get("shell")
+
+
+_SUDO = re.compile(r"(?:^|[\s;&|()`'\"])sudo(?:\s|$)")
+
+
+def needs_root(command: str | list[str]) -> bool:
+    """True if a task's command uses ``sudo`` (OSWorld: ``echo password | sudo -S ...``).
+
+    >>> needs_root("echo password | sudo -S apt-get install -y x"), needs_root(["sudo", "id"])
+    (True, True)
+    >>> needs_root("echo pseudo-sudoers"), needs_root(["ls", "/etc/sudoers.d"])
+    (False, False)
+    """
+    parts = [command] if isinstance(command, str) else command
+    return any(isinstance(p, str) and _SUDO.search(p) is not None for p in parts)
+
+
+def run_command(replica: Replica, command: str | list[str], shell: bool | None, timeout: float) -> ExecResult:
+    """Run a setup or evaluator command: as root through Docker if it uses sudo, else as the agent's user.
+
+    The agent's account has no sudo; a command that needs root goes through the worker's
+    privileged path (:meth:`~osgym.replicas.client.Replica.execute_as_root`), whole.
+    """
+    if needs_root(command):
+        return replica.execute_as_root(command, shell=shell, timeout=timeout)
+    return replica.execute(command, shell=shell, timeout=timeout)
 
 
 def run_step(replica: Replica, step: SetupStep, *, where: str = "config step") -> None:
@@ -36,7 +63,7 @@ def run_step(replica: Replica, step: SetupStep, *, where: str = "config step") -
     try:
         if step.type in ("execute", "command"):
             cmd, shell = _command(p)
-            res = replica.execute(cmd, shell=shell, timeout=float(p.get("timeout", 60)))
+            res = run_command(replica, cmd, shell, float(p.get("timeout", 60)))
             if res.returncode != 0 and not p.get("ignore_errors", False):
                 raise SetupError(f"{step.type} {cmd!r} exited {res.returncode}: {res.error.strip()[:300]}")
         elif step.type == "launch":

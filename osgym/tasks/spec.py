@@ -17,6 +17,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from osgym.errors import TaskLoadError
+from osgym.tasks import metrics
 from osgym.tasks.files import check_relative_name, check_source
 
 SETUP_TYPES = frozenset({
@@ -25,10 +26,6 @@ SETUP_TYPES = frozenset({
 })
 GETTER_TYPES = frozenset({
     "vm_command_line", "vm_terminal_output", "vm_file", "list_directory", "rule", "cloud_file", "vm_windows",
-})
-METRICS = frozenset({
-    "exact_match", "check_include_exclude", "compare_text_file", "file_exists", "check_directory_tree", "infeasible",
-    "check_window_state",
 })
 
 
@@ -127,9 +124,9 @@ class TaskSpec(BaseModel):
         for step in [*self.config, *self.evaluator.postconfig]:
             if step.type not in SETUP_TYPES:
                 raise ValueError(f"unsupported config type {step.type!r} (supported: {', '.join(sorted(SETUP_TYPES))})")
-        for f in self.evaluator.funcs:
-            if f not in METRICS:
-                raise ValueError(f"unsupported evaluator func {f!r} (supported: {', '.join(sorted(METRICS))})")
+        ev = self.evaluator
+        for f, opts, expected in zip(ev.funcs, ev.option_list, ev.expecteds, strict=False):
+            metrics.check(f, opts, expected)  # a registered metric, options (and rules) that fit it
         for g in [*self.evaluator.results, *self.evaluator.expecteds]:
             if g is not None and g.type not in GETTER_TYPES:
                 raise ValueError(f"unsupported getter type {g.type!r} (supported: {', '.join(sorted(GETTER_TYPES))})")

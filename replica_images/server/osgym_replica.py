@@ -1,17 +1,24 @@
 """osgym replica: starts the desktop, then serves the control API.
 
-Runs as PID 1's child (docker --init) under the unprivileged user `user`.
+Runs as PID 1's child (docker --init). It starts as root and at once becomes the
+system user `osgym` (uids.py), so the agent, which acts as `user`, can neither
+signal, ptrace nor impersonate it. The desktop session and every command run as `user`.
 
 Environment:
-  OSGYM_LISTEN   unix:/run/osgym/control.sock (default) or tcp:HOST:PORT
+  OSGYM_LISTEN   unix:/run/osgym/ctl/control.sock (default) or tcp:HOST:PORT
   OSGYM_SCREEN   WIDTHxHEIGHT (default 1920x1080)
   OSGYM_SESSION  path of an executable (set by the image, e.g. the apps tier's XFCE session script)
                  run instead of openbox + tint2; supervised and restarted like them
-  OSGYM_COMPAT   1 = OSWorld compatibility mode: no token, OSWorld's routes added (osworld.py);
-                 the pool must publish it on a loopback address only
-  The bearer token is read from /run/osgym/token (then deleted) or OSGYM_TOKEN.
+  OSGYM_COMPAT   1 = OSWorld compatibility mode: no token, OSWorld's routes added (osworld.py),
+                 and `user` may sudo (as in OSWorld's VM); the pool must publish it on a loopback address only
+  The bearer token is read from /run/osgym/ctl/token (then deleted) or OSGYM_TOKEN.
+
+/run/osgym is the server's own directory (`osgym`, mode 0700): the host's run directory
+is bind-mounted below it at /run/osgym/ctl, so `user` cannot reach the socket or the
+token even when the host directory's owner has the agent's uid (a non-root host user 1000).
 """
 
+import functools
 import json
 import os
 import secrets
@@ -26,13 +33,24 @@ import traceback
 from http.server import BaseHTTPRequestHandler
 from urllib.parse import parse_qs, urlsplit
 
+from Xlib import X
+from Xlib import display as xdisplay
+
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import api  # noqa: E402
 import limits  # noqa: E402
+import procs  # noqa: E402
+import uids  # noqa: E402
 
 DISPLAY = ":0"
-TOKEN_FILE = "/run/osgym/token"
+SERVER_DIR = "/run/osgym"
+CTL_DIR = "/run/osgym/ctl"
+TOKEN_FILE = "/run/osgym/ctl/token"
+DEFAULT_LISTEN = "unix:/run/osgym/ctl/control.sock"
+SERVER_XAUTHORITY = "/run/osgym/Xauthority"
+COMPAT_SUDOERS = "/etc/sudoers.d/osgym-compat"
+FAMILY_SERVER_INTERPRETED = 5  # X11 host family for "localuser:NAME" entries (xhost +si:localuser:NAME)
 CHILD_ENV_DROP = ("OSGYM_TOKEN",)
 
 
@@ -45,6 +63,13 @@ def child_env():
     env.update(DISPLAY=DISPLAY, HOME="/home/user", USER="user", LOGNAME="user",
                XDG_RUNTIME_DIR="/tmp/runtime-user", DBUS_SESSION_BUS_ADDRESS=SESSION_BUS, XAUTHORITY=XAUTHORITY,
                GTK_A11Y="atspi", ACCESSIBILITY_ENABLED="1", PYTHONWARNINGS="ignore")
+    return env
+
+
+def server_env():
+    """Environment of the server's own children (Xvfb, xauth): no token, the server's X cookie."""
+    env = {k: v for k, v in os.environ.items() if k not in CHILD_ENV_DROP}
+    env.update(DISPLAY=DISPLAY, HOME=SERVER_DIR, USER="osgym", LOGNAME="osgym", XAUTHORITY=SERVER_XAUTHORITY)
     return env
 
 
@@ -62,8 +87,14 @@ def read_token():
 
 
 def _spawn(argv, env):
+    """Start one of the desktop's processes as `user`."""
     return subprocess.Popen(argv, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL, start_new_session=True)
+                            stderr=subprocess.DEVNULL, start_new_session=True, **uids.AS_USER)
+
+
+def _as_user_exists(path):
+    with uids.fs_as_user():  # /tmp/runtime-user is the user's, mode 0700
+        return os.path.exists(path)
 
 
 def _wait_for(check, what, timeout=10.0):
@@ -93,33 +124,53 @@ class Desktop:
         self.stopping = False
 
     def start(self):
-        os.makedirs("/tmp/runtime-user", mode=0o700, exist_ok=True)
+        with uids.fs_as_user():
+            os.makedirs("/tmp/runtime-user", mode=0o700, exist_ok=True)
         # A real cookie: python-xlib prints "no xauthority details" to *stdout* of every
-        # X client (pyautogui included) without one, which pollutes command output.
-        subprocess.run(["xauth", "-q", "-f", XAUTHORITY, "add", DISPLAY, ".", secrets.token_hex(16)],
-                       check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        os.environ["XAUTHORITY"] = XAUTHORITY
+        # X client (pyautogui included) without one, which pollutes command output. The
+        # X server and the control server (`osgym`) read their copy from /run/osgym, the
+        # user's programs theirs from the home directory; the cookie is not secret from
+        # the agent, which is an X client anyway.
+        cookie = secrets.token_hex(16)
+        for path, as_user in ((SERVER_XAUTHORITY, {}), (XAUTHORITY, uids.AS_USER)):
+            subprocess.run(["xauth", "-q", "-f", path, "add", DISPLAY, ".", cookie], check=True, env=server_env(),
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd="/", **as_user)
+        os.environ["XAUTHORITY"] = SERVER_XAUTHORITY
         r, w = os.pipe()
+        # Xvfb runs as `osgym`: the agent can neither kill the display nor change what it grabs.
         self.procs["xvfb"] = subprocess.Popen(
-            ["Xvfb", DISPLAY, "-auth", XAUTHORITY, "-screen", "0", f"{self.width}x{self.height}x24", "-nolisten", "tcp",
-             "-listen", "unix", "-displayfd", str(w), "+extension", "XTEST", "+extension", "XFIXES", "-dpi", "96",
-             "+extension", "RANDR"],
-            pass_fds=(w,), env=child_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            ["Xvfb", DISPLAY, "-auth", SERVER_XAUTHORITY, "-screen", "0", f"{self.width}x{self.height}x24",
+             "-nolisten", "tcp", "-listen", "unix", "-displayfd", str(w), "+extension", "XTEST",
+             "+extension", "XFIXES", "-dpi", "96", "+extension", "RANDR"],
+            pass_fds=(w,), env=server_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=SERVER_DIR,
         )
         os.close(w)
         with os.fdopen(r) as f:
             if not f.readline().strip():
                 raise RuntimeError(f"Xvfb exited with {self.procs['xvfb'].wait()}")
+        self._admit_server()
         env = child_env()
         sock = SESSION_BUS.split("=", 1)[1]
-        if os.path.exists(sock):
-            os.unlink(sock)
+        with uids.fs_as_user():
+            if os.path.exists(sock):
+                os.unlink(sock)
         self.procs["dbus"] = _spawn(["dbus-daemon", "--session", "--nofork", "--nopidfile", f"--address={SESSION_BUS}"],
                                     env)
-        _wait_for(lambda: os.path.exists(sock), "session bus")
+        _wait_for(lambda: _as_user_exists(sock), "session bus")
         for name in self.RESTARTABLE:
             self.procs[name] = _spawn(self._argv(name), env)
         threading.Thread(target=self._watch, name="desktop-watchdog", daemon=True).start()
+
+    def _admit_server(self):
+        """Let the X server admit the control server by its uid (SO_PEERCRED), cookie or not.
+
+        A request thread reads files as `user` (uids.fs_as_user), so it cannot read the
+        server's cookie when Pillow opens a new X connection for a grab. The connection that
+        adds the rule stays open: an X server that loses its last client resets its host list.
+        """
+        self._x_admin = xdisplay.Display(DISPLAY)
+        self._x_admin.change_hosts(X.HostInsert, FAMILY_SERVER_INTERPRETED, list(b"localuser\x00osgym"))
+        self._x_admin.sync()
 
     @staticmethod
     def _argv(name):
@@ -150,7 +201,7 @@ class Desktop:
         self.stopping = True
         for p in reversed(list(self.procs.values())):
             if p.poll() is None:
-                p.terminate()
+                procs.signal_as_user(p.pid, signal.SIGTERM)
 
 
 class Handler(limits.LimitedHandler, BaseHTTPRequestHandler):
@@ -279,6 +330,8 @@ def serve(listen, handler):
             if os.path.exists(p):
                 os.unlink(p)
         srv = UnixServer(tmp, handler)
+        # Owner `osgym`; the group is the run directory's (a set-gid directory shared with
+        # a non-root host user, see provision.py) or `osgym`. Never world-accessible.
         os.chmod(tmp, 0o660)
         os.rename(tmp, where)  # the socket appears only once it accepts
         return srv
@@ -288,9 +341,42 @@ def serve(listen, handler):
     raise SystemExit(f"OSGYM_LISTEN: expected unix:PATH or tcp:HOST:PORT, actual {listen!r}")
 
 
+def grant_compat_sudo():
+    """OSWorld's VM lets `user` sudo with the password `password`; only compatibility replicas do (as root)."""
+    fd = os.open(COMPAT_SUDOERS, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o440)
+    with os.fdopen(fd, "w") as f:
+        f.write("user ALL=(ALL:ALL) ALL\n")
+
+
+def share_run_dir():
+    """Join the group of the host's run directory when a non-root host owns it (it is set-gid, mode 2770)."""
+    try:
+        st = os.stat(CTL_DIR)
+    except FileNotFoundError:
+        return  # TCP transport: nothing is mounted
+    if st.st_uid != uids.SERVER_UID:
+        uids.add_group(st.st_gid)
+
+
+def wrap_routes(app):
+    """Every route touches files as `user`: with the agent's permissions, and new files owned by `user`."""
+    def as_user(fn):
+        @functools.wraps(fn)
+        def route(*args):
+            with uids.fs_as_user():
+                return fn(*args)
+        return route
+    app.routes = {key: as_user(fn) for key, fn in app.routes.items()}
+
+
 def main():
     width, _, height = os.environ.get("OSGYM_SCREEN", "1920x1080").partition("x")
     compat = os.environ.get("OSGYM_COMPAT") == "1"
+    if compat and os.getuid() == 0:
+        grant_compat_sudo()
+    uids.drop_to_server()
+    os.chdir(SERVER_DIR)
+    share_run_dir()
     token = read_token()
     if not token and not compat:
         raise SystemExit("no control token: pass /run/osgym/token or OSGYM_TOKEN (or OSGYM_COMPAT=1)")
@@ -299,8 +385,9 @@ def main():
     app = api.App(display=DISPLAY, token=token, compat=compat, child_env=child_env)
     app.desktop = desktop
     app.started = time.time()
+    wrap_routes(app)
     Handler.app = app
-    srv = serve(os.environ.get("OSGYM_LISTEN", "unix:/run/osgym/control.sock"), Handler)
+    srv = serve(os.environ.get("OSGYM_LISTEN", DEFAULT_LISTEN), Handler)
 
     def stop(*_):
         threading.Thread(target=srv.shutdown, daemon=True).start()

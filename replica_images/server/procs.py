@@ -1,6 +1,8 @@
 """Child processes of the control server: commands, launches, the AT-SPI dumper and the screen recorder.
 
-Every child gets a deadline; none can take the server down with it.
+Every child gets a deadline; none can take the server down with it. Every child runs
+as `user` (uids.AS_USER): the server itself runs as `osgym`, which the agent cannot touch,
+and signals its children through ``kill`` run as `user` (it keeps no CAP_KILL).
 """
 
 import os
@@ -12,6 +14,7 @@ import sys
 import threading
 import time
 
+import uids
 from errors import HttpError, bad
 
 HOME = "/home/user"
@@ -67,7 +70,7 @@ def run(cmd, shell, timeout, env, raise_spawn=False):
     """Run to completion: {status, output, error, returncode}. A timeout kills the whole process group."""
     try:
         p = subprocess.Popen(cmd, shell=shell, cwd=HOME, env=env, stdin=subprocess.DEVNULL,
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True, **uids.AS_USER)
     except (FileNotFoundError, PermissionError, NotADirectoryError, OSError) as exc:
         if raise_spawn:
             raise SpawnError(str(exc)) from None
@@ -84,18 +87,38 @@ def run(cmd, shell, timeout, env, raise_spawn=False):
             "error": err[:MAX_OUTPUT].decode("utf-8", "replace"), "returncode": p.returncode}
 
 
-def kill_group(p):
+def signal_as_user(pid, sig, group=False):
+    """Send ``sig`` to ``pid`` (its process group with ``group``), a process of the server's or of `user`.
+
+    The server cannot signal `user`'s processes itself (other uid, no CAP_KILL), so for
+    those it runs ``kill`` as `user`: it can reach exactly what the agent could.
+    """
     try:
-        os.killpg(p.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
+        (os.killpg if group else os.kill)(pid, sig)
+        return
+    except ProcessLookupError:
+        return
+    except PermissionError:
         pass
+    target = f"-{pid}" if group else str(pid)
+    try:
+        # procps' kill takes a process group (-PGID) only after "--", and then only with -SIGNAME.
+        subprocess.run(["kill", f"-{signal.Signals(sig).name[3:]}", "--", target], stdin=subprocess.DEVNULL,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=10, cwd="/", **uids.AS_USER)
+    except (OSError, subprocess.TimeoutExpired):
+        pass
+
+
+def kill_group(p):
+    signal_as_user(p.pid, signal.SIGKILL, group=True)
 
 
 def launch(cmd, shell, env):
     """Start a detached process; a thread reaps it when it exits. Returns its pid."""
     try:
         p = subprocess.Popen(cmd, shell=shell, cwd=HOME, env=env, stdin=subprocess.DEVNULL,
-                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+                             **uids.AS_USER)
     except (FileNotFoundError, PermissionError, NotADirectoryError) as exc:
         raise bad(f"cannot launch {cmd!r:.100}: {exc}") from None
     threading.Thread(target=p.wait, daemon=True).start()
@@ -137,8 +160,10 @@ class Accessibility:
     def _run(self, mode, timeout, max_nodes, max_bytes):
         argv = [sys.executable, os.path.join(HERE, "a11y.py"), mode, "--max-nodes", str(max_nodes)]
         with self.lock:
+            # As `user`: the session and AT-SPI buses admit their owner only. The tree is
+            # therefore as trustworthy as the agent's apps are: it serves the a11y observation only.
             p = subprocess.Popen(argv, env=self.env(), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                 stderr=subprocess.PIPE, start_new_session=True)
+                                 stderr=subprocess.PIPE, start_new_session=True, cwd="/", **uids.AS_USER)
             try:
                 out, err = p.communicate(timeout=timeout)
             except subprocess.TimeoutExpired:
@@ -193,7 +218,7 @@ class Recorder:
             log = open(path + ".log", "wb")
             try:
                 self.proc = subprocess.Popen(argv, env=self.env(), stdin=subprocess.DEVNULL, stdout=log, stderr=log,
-                                             start_new_session=True)
+                                             start_new_session=True, cwd="/", **uids.AS_USER)
             except FileNotFoundError as exc:
                 raise HttpError(500, f"cannot start ffmpeg: {exc}") from None
             finally:
@@ -225,7 +250,7 @@ class Recorder:
                 self.proc = None
                 raise HttpError(409, "no recording in progress")
             p, self.proc = self.proc, None
-            p.send_signal(signal.SIGINT)
+            signal_as_user(p.pid, signal.SIGINT)
             try:
                 p.wait(timeout=15)
             except subprocess.TimeoutExpired:

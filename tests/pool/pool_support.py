@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import signal
+import subprocess
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -33,6 +35,21 @@ def sigstop(container: Any) -> None:
     for pid in host_pids(container):
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGSTOP)
+
+
+def kernel_oom_kills(container_ids: set[str]) -> set[str] | None:
+    """Which of these containers the kernel's OOM killer hit, from its log (``dmesg``); None if the log is
+    not readable here (not root, or ``kernel.dmesg_restrict``)."""
+    try:
+        out = subprocess.run(["dmesg"], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    if out.returncode != 0:
+        return None
+    # "oom-kill:constraint=CONSTRAINT_MEMCG,...,task_memcg=/docker/<id>,task=python3,..." (cgroup v1 and v2,
+    # cgroupfs or systemd drivers: the container id is the last path component, maybe as docker-<id>.scope)
+    hit = set(re.findall(r"oom-kill:.*?task_memcg=\S*?([0-9a-f]{64})", out.stdout))
+    return container_ids & hit
 
 
 def push_past_memory_limit(container: Any) -> None:

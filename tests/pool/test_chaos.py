@@ -1,6 +1,7 @@
 """Chaos: 60 episodes on 8 replicas while replicas are killed, hung (SIGSTOP) and pushed past their memory limit.
 
-Every episode must end as exactly one row: successful, or recorded with its error class.
+Every episode must end as exactly one row: successful, or recorded with its error class; every OOM kill
+must be recorded as a fault of the replica it hit.
 """
 
 from __future__ import annotations
@@ -12,13 +13,14 @@ from collections import Counter
 from pathlib import Path
 
 import pyarrow.parquet as pq
-from pool_support import push_past_memory_limit, run_jobs, sigstop
+from pool_support import kernel_oom_kills, push_past_memory_limit, run_jobs, sigstop
 
 from osgym.collection.collector import Collector, plan_jobs
 from osgym.collection.recipe import load_recipe
 from osgym.dataset import write_sidecar
 from osgym.replicas.client import ReplicaState, Timeouts
 from osgym.replicas.events import events_table
+from osgym.replicas.health import OOM_CAUSE
 from osgym.replicas.pool import ReplicaPool
 
 
@@ -35,7 +37,7 @@ def _chaos(pool: ReplicaPool, stop: threading.Event, log: list[str], period: flo
         for (name, act), r in zip(actions[i % 3:] + actions[:i % 3], leased, strict=False):
             try:
                 act(r.container)
-                log.append(f"{name} {r.id}")
+                log.append(f"{name} {r.id} {r.container.id}")
             except Exception as exc:  # the replica may be gone already
                 log.append(f"{name} {r.id} failed: {exc!r}")
             break  # one fault per round, rotating through the three kinds
@@ -82,5 +84,16 @@ def test_sixty_episodes_survive_chaos_on_eight_replicas(image, docker_client, po
     print(f"\nchaos: {elapsed:.0f} s, {ok}/60 successful, {sum(r.attempts > 1 for r in results)} retried, "
           f"{len(injected)} faults injected, endings {dict(endings)}, events {dict(kinds)}")
     assert not any(e.event == "quarantined" for e in pool.events), "the only host must never be quarantined"
+    # A push counts once the kernel killed something: a replica whose episode ended within a second or two
+    # was removed before its allocation reached the limit. The kernel's log says which were hit.
+    pushed = {entry.split()[2]: entry.split()[1] for entry in injected if entry.startswith("oom ")}
+    oom_faults = {e.replica_id for e in pool.events if e.event == "faulted" and e.cause == OOM_CAUSE}
+    killed = kernel_oom_kills(set(pushed))
+    print(f"chaos: {len(pushed)} replicas pushed past their memory limit, OOM kills in the kernel log: "
+          f"{'unreadable' if killed is None else len(killed)}, OOM faults recorded: {len(oom_faults)}")
+    assert oom_faults, "OOM kills were injected but none was recorded as a fault"
+    assert oom_faults <= set(pushed.values()), "an OOM fault names a replica that was never pushed past its limit"
+    if killed is not None:
+        assert oom_faults == {pushed[c] for c in killed}, "every OOM kill is recorded, against the replica it hit"
     assert endings["success"] >= 30, endings
     assert elapsed < 300, f"chaos run took {elapsed:.0f} s (target ~240 s; the shared machine may be loaded)"

@@ -1,7 +1,7 @@
 """Fixtures for the replica tests: a shared native replica, a compatibility-mode container and an input probe.
 
-Every container started here carries an ``osgym.pool=i3-...`` label and is removed
-in the fixture's finalizer, whatever the test did.
+Every container started here carries an ``osgym.pool=<session>-i3-...`` label, so the
+session's leak check finds it, and is removed in the fixture's finalizer, whatever the test did.
 """
 
 from __future__ import annotations
@@ -18,14 +18,15 @@ import pytest
 
 from osgym.replicas.client import Replica
 from osgym.replicas.pool import POOL_LABEL, ReplicaPool
+from tests.conftest import SESSION
 from tests.replica.helpers import SCREEN, free_loopback_address
 
 
 @pytest.fixture(scope="module")
 def shared_replica(image: str, docker_client: docker.DockerClient) -> Iterator[Replica]:
     """One replica for a module's tests that leave no GUI state behind (observation, files, errors)."""
-    pool = ReplicaPool(image, 1, standby=0, name=f"i3-shared-{uuid.uuid4().hex[:6]}", docker_client=docker_client,
-                       screen=SCREEN)
+    pool = ReplicaPool(image, 1, standby=0, name=f"{SESSION}-i3-shared-{uuid.uuid4().hex[:6]}",
+                       docker_client=docker_client, screen=SCREEN)
     try:
         pool.start()
         replica = pool.acquire()
@@ -38,7 +39,7 @@ def shared_replica(image: str, docker_client: docker.DockerClient) -> Iterator[R
 def compat_url(image: str, docker_client: docker.DockerClient) -> Iterator[str]:
     """A replica in OSWorld compatibility mode, published at http://127.0.0.N:5000, as the pool will run it."""
     host = free_loopback_address()
-    name = f"i3-compat-{uuid.uuid4().hex[:6]}"
+    name = f"{SESSION}-i3-compat-{uuid.uuid4().hex[:6]}"
     # A network of its own: its bridge does not depend on docker0 (which other daemons on a shared
     # host have been seen to remove).
     network = docker_client.networks.create(name, driver="bridge", labels={POOL_LABEL: name})

@@ -165,20 +165,47 @@ def test_a_getter_dest_outside_the_scratch_directory_writes_nothing_on_the_host(
     assert "task t-dest-run: evaluator.result.dest:" in traj.error_message and repr(dest) in traj.error_message
 
 
+FILE_METRIC_CASES = [
+    ("compare_text_file", {}),
+    ("compare_table", {"rules": [{"type": "sheet_data", "sheet_idx0": 0, "sheet_idx1": "EI0"}]}),
+    ("compare_docx_files", {}),
+    ("compare_pptx_files", {}),
+    ("compare_csv", {}),
+]
+
+
 @pytest.mark.docker
-def test_a_file_metric_opens_only_files_a_getter_fetched(taskfiles_pool: ReplicaPool, tmp_path: Path) -> None:
-    """A ``rule`` getter handing compare_text_file a host path (a secret, or /dev/zero to exhaust memory) is refused."""
+@pytest.mark.parametrize(("func", "options"), FILE_METRIC_CASES, ids=[c[0] for c in FILE_METRIC_CASES])
+def test_a_file_metric_opens_only_files_a_getter_fetched(taskfiles_pool: ReplicaPool, tmp_path: Path, func: str,
+                                                         options: dict[str, Any]) -> None:
+    """A ``rule`` getter handing a file metric a host path (a secret, /dev/zero to exhaust memory, or a
+    list of them) is refused before the metric opens anything."""
     secret = tmp_path / "host-secret.txt"
     secret.write_text("AWS_SECRET=do-not-leak\n")
-    for tid, path in (("t-metric-zero", "/dev/zero"), ("t-metric-secret", str(secret))):
-        task = load_task(_task(tid, func="compare_text_file", result={"type": "rule", "rules": path},
-                               expected={"type": "rule", "rules": str(secret)}))
+    for tid, path in (("t-metric-zero", "/dev/zero"), ("t-metric-secret", str(secret)),
+                      ("t-metric-list", [str(secret)])):
+        spec = _task(tid, func=func, result={"type": "rule", "rules": path},
+                     expected={"type": "rule", "rules": str(secret)})
+        spec["evaluator"]["options"] = options
+        task = load_task(spec)
         t0 = time.monotonic()
         traj, _ = _on_replica(taskfiles_pool, task)
         assert time.monotonic() - t0 < 60
         assert traj.error_class == "evaluator_error", traj.error_message
-        assert f"task {tid}: evaluator.result: compare_text_file compares files a vm_file or cloud_file getter " \
+        assert f"task {tid}: evaluator.result: {func} compares files a vm_file or cloud_file getter " \
                f"fetched, actual {path!r}" in traj.error_message, traj.error_message
+
+
+def test_every_metric_that_opens_files_says_so() -> None:
+    """The evaluator confines only metrics marked ``files``: every metric of a file family must be."""
+    from osgym.tasks import metrics
+
+    names = metrics.METRICS.names()
+    for name in names:
+        m = metrics.get(name)
+        family = m.func.__module__.rsplit(".", 1)[-1]
+        if family in ("table", "docs", "slides", "pdf") or name == "compare_text_file":
+            assert m.files, f"{name} ({family}) opens files but is not marked files=True"
 
 
 # -- sources: which host files a task may read ---------------------------------------------------------

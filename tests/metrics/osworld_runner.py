@@ -1,0 +1,94 @@
+"""Run OSWorld's own metric functions, inside the reference venv (see ``conftest.py``); not imported by osgym.
+
+Reads a JSON list of calls ``{"module", "func", "result", "expected", "options"}`` from stdin
+(``expected`` null: the function is called without it) and
+prints a JSON list of ``{"score": float}`` or ``{"error": "Type: message"}``.
+
+OSWorld's ``desktop_env/evaluators/metrics/__init__.py`` imports every metric family, among them
+``docs.py``, which needs easyocr (and so torch) at import time. So the three packages above a metric
+module are entered in ``sys.modules`` as plain packages whose ``__path__`` is the real folder, without
+running their ``__init__``: the metric module itself and everything it imports load from OSWorld's
+real files and run unchanged.
+
+``docs.py`` itself imports easyocr and scikit-image at the top, for its OCR and colour metrics, and
+``pdf.py`` imports PyMuPDF for a helper no metric here uses. For these modules the runner compiles
+the module's own source without those import statements (named in ``HEAVY``), and before calling a
+function checks that neither its code nor any code nested in it names what they would have bound:
+the function that runs is OSWorld's, unchanged, and could not have used them.
+"""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import importlib
+import importlib.util
+import json
+import sys
+import types
+from typing import Any
+
+# Per module: the top-level imports left out, and the names they would have bound.
+HEAVY = {"docs": ({"easyocr", "skimage.color"}, {"easyocr", "deltaE_ciede2000", "rgb2lab"}),
+         "pdf": ({"fitz"}, {"fitz"})}
+
+
+def _enter_packages() -> None:
+    spec = importlib.util.find_spec("desktop_env")
+    assert spec is not None and spec.submodule_search_locations, "desktop_env is not installed here"
+    root = spec.submodule_search_locations[0]
+    for name, sub in (("desktop_env", ""), ("desktop_env.evaluators", "/evaluators"),
+                      ("desktop_env.evaluators.metrics", "/evaluators/metrics")):
+        pkg = types.ModuleType(name)
+        pkg.__path__ = [root + sub]
+        sys.modules[name] = pkg
+
+
+def _load(module: str) -> types.ModuleType:
+    name = f"desktop_env.evaluators.metrics.{module}"
+    if module not in HEAVY or name in sys.modules:
+        return importlib.import_module(name)
+    dropped, _ = HEAVY[module]
+    spec = importlib.util.find_spec(name)
+    assert spec is not None and spec.origin
+    tree = ast.parse(open(spec.origin, encoding="utf-8").read())
+    tree.body = [n for n in tree.body if not (
+        (isinstance(n, ast.Import) and {a.name for a in n.names} <= dropped)
+        or (isinstance(n, ast.ImportFrom) and n.module in dropped))]
+    mod = types.ModuleType(name)
+    mod.__file__ = spec.origin
+    sys.modules[name] = mod
+    exec(compile(tree, spec.origin, "exec"), mod.__dict__)
+    return mod
+
+
+def _names(code: Any) -> set[str]:
+    found = set(code.co_names)
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            found |= _names(const)
+    return found
+
+
+def main() -> None:
+    calls = json.load(sys.stdin)
+    _enter_packages()
+    out = []
+    # OSWorld's metrics print as they go: keep stdout for the answer.
+    with contextlib.redirect_stdout(sys.stderr):
+        for call in calls:
+            try:
+                module = _load(call["module"])
+                func = getattr(module, call["func"])
+                unused = HEAVY.get(call["module"], (set(), set()))[1]
+                assert not (_names(func.__code__) & unused), f"{call['func']} uses {unused}: cannot run it here"
+                # OSWorld passes the expected value only when the task has an expected getter.
+                args = [call["result"]] if call["expected"] is None else [call["result"], call["expected"]]
+                out.append({"score": float(func(*args, **call["options"]))})
+            except Exception as exc:  # reported to the test, which decides what a crash means
+                out.append({"error": f"{type(exc).__name__}: {exc}"})
+    json.dump(out, sys.stdout)
+
+
+if __name__ == "__main__":
+    main()

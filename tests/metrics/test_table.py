@@ -1,0 +1,469 @@
+"""Spreadsheet and CSV metrics on workbooks generated here: a match scores 1, each kind of mismatch 0, as OSWorld."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import zipfile
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import openpyxl
+import pytest
+from openpyxl.chart import BarChart, LineChart, Reference
+from openpyxl.drawing.spreadsheet_drawing import AnchorMarker, TwoCellAnchor
+from openpyxl.formatting.rule import CellIsRule
+from openpyxl.styles import Font, PatternFill
+from openpyxl.utils import coordinate_to_tuple
+from openpyxl.worksheet.datavalidation import DataValidation
+
+from osgym.errors import TaskLoadError
+from osgym.tasks import metrics
+from osgym.tasks.spec import load_task
+from tests.metrics.conftest import Call, OSWorld
+
+ROWS = [["Name", "Qty", "Price"], ["apple", 3, 1.25], ["pear", 5, 0.8], ["plum", 2, 2.5]]
+
+
+def book(path: Path, rows: list[list[Any]] = ROWS, sheets: tuple[str, ...] = ("Sheet1",),
+         tweak: Callable[[openpyxl.Workbook], None] | None = None) -> str:
+    """A workbook whose first sheet holds ``rows``; ``tweak`` edits it before saving."""
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    assert ws is not None
+    ws.title = sheets[0]
+    for row in rows:
+        ws.append(row)
+    for name in sheets[1:]:
+        wb.create_sheet(name).append(["other"])
+    if tweak is not None:
+        tweak(wb)
+    wb.save(path)
+    return str(path)
+
+
+def edit(cell: str, value: Any) -> Callable[[openpyxl.Workbook], None]:
+    def change(wb: openpyxl.Workbook) -> None:
+        wb.worksheets[0][cell] = value
+    return change
+
+
+def bold(cell: str) -> Callable[[openpyxl.Workbook], None]:
+    def change(wb: openpyxl.Workbook) -> None:
+        wb.worksheets[0][cell].font = Font(bold=True, name="Arial", size=14)
+    return change
+
+
+def freeze(at: str | None) -> Callable[[openpyxl.Workbook], None]:
+    def change(wb: openpyxl.Workbook) -> None:
+        wb.worksheets[0].freeze_panes = at
+    return change
+
+
+def zoom(scale: int) -> Callable[[openpyxl.Workbook], None]:
+    def change(wb: openpyxl.Workbook) -> None:
+        wb.worksheets[0].sheet_view.zoomScale = scale
+    return change
+
+
+def validation(formula: str) -> Callable[[openpyxl.Workbook], None]:
+    def change(wb: openpyxl.Workbook) -> None:
+        dv = DataValidation(type="list", formula1=formula, allow_blank=True)
+        dv.add("D2:D10")
+        wb.worksheets[0].add_data_validation(dv)
+    return change
+
+
+def hide_row(n: int) -> Callable[[openpyxl.Workbook], None]:
+    def change(wb: openpyxl.Workbook) -> None:
+        wb.worksheets[0].row_dimensions[n].hidden = True
+    return change
+
+
+def chart(kind: str = "bar", title: str = "Stock", col: int = 2, at: str = "E2",
+          direction: str = "col") -> Callable[[openpyxl.Workbook], None]:
+    def change(wb: openpyxl.Workbook) -> None:
+        ws = wb.worksheets[0]
+        ch = BarChart() if kind == "bar" else LineChart()
+        if kind == "bar":
+            ch.type = direction
+        ch.title = title
+        ch.x_axis.title = "Fruit"
+        ch.add_data(Reference(ws, min_col=col, min_row=1, max_row=4), titles_from_data=True)
+        ch.set_categories(Reference(ws, min_col=1, min_row=2, max_row=4))
+        # A two-cell anchor, as LibreOffice saves charts (OSWorld cannot read openpyxl's default one-cell anchor).
+        col0, row0 = coordinate_to_tuple(at)[1] - 1, coordinate_to_tuple(at)[0] - 1
+        ch.anchor = TwoCellAnchor(editAs="oneCell", _from=AnchorMarker(col=col0, row=row0),
+                                  to=AnchorMarker(col=col0 + 6, row=row0 + 12))
+        ws.add_chart(ch)
+    return change
+
+
+def auto_filter(values: tuple[str, ...] = ("apple",), sort_desc: bool = False) -> Callable[[openpyxl.Workbook], None]:
+    def change(wb: openpyxl.Workbook) -> None:
+        ws = wb.worksheets[0]
+        ws.auto_filter.ref = "A1:C4"
+        ws.auto_filter.add_filter_column(0, list(values))
+        ws.auto_filter.add_sort_condition("B2:B4", descending=sort_desc)
+    return change
+
+
+def highlight(op: str = "greaterThan", formula: str = "3", rgb: str = "FFFF0000",
+              where: str = "B2:B4") -> Callable[[openpyxl.Workbook], None]:
+    def change(wb: openpyxl.Workbook) -> None:
+        wb.worksheets[0].conditional_formatting.add(
+            where, CellIsRule(operator=op, formula=[formula], fill=PatternFill(bgColor=rgb), font=Font(bold=True)))
+    return change
+
+
+def paint(cell: str, rgb: str) -> Callable[[openpyxl.Workbook], None]:
+    def change(wb: openpyxl.Workbook) -> None:
+        wb.worksheets[0][cell].fill = PatternFill(fill_type="solid", fgColor=rgb)
+    return change
+
+
+def both(*changes: Callable[[openpyxl.Workbook], None]) -> Callable[[openpyxl.Workbook], None]:
+    def change(wb: openpyxl.Workbook) -> None:
+        for c in changes:
+            c(wb)
+    return change
+
+
+SPARK = ('<extLst><ext uri="{{05C60535-1F16-4fd2-B633-F4F36F0B64E0}}" '
+         'xmlns:x14="http://schemas.microsoft.com/office/spreadsheetml/2009/9/main">'
+         '<x14:sparklineGroups xmlns:xm="http://schemas.microsoft.com/office/excel/2006/main"><x14:sparklineGroup>'
+         '<x14:sparklines>{}</x14:sparklines></x14:sparklineGroup></x14:sparklineGroups></ext></extLst>')
+
+
+def sparklined(path: Path, lines: dict[str, str]) -> str:
+    """A workbook whose first sheet has sparklines, cell -> data range (openpyxl cannot write them)."""
+    book(path)
+    with zipfile.ZipFile(path) as z:
+        parts = {i.filename: z.read(i.filename) for i in z.infolist()}
+    if lines:
+        xml = "".join(f"<x14:sparkline><xm:f>{f}</xm:f><xm:sqref>{c}</xm:sqref></x14:sparkline>"
+                      for c, f in lines.items())
+        sheet = parts["xl/worksheets/sheet1.xml"].decode()
+        parts["xl/worksheets/sheet1.xml"] = sheet.replace("</worksheet>", SPARK.format(xml) + "</worksheet>").encode()
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z:
+        for name, data in parts.items():
+            z.writestr(name, data)
+    return str(path)
+
+
+def sparks(result: dict[str, str], expected: dict[str, str]) -> Callable[[Path], tuple[str, str]]:
+    def make(tmp: Path) -> tuple[str, str]:
+        return sparklined(tmp / "result.xlsx", result), sparklined(tmp / "expected.xlsx", expected)
+    return make
+
+
+@dataclass
+class Case:
+    """Two generated files, the options, and the score both implementations must give."""
+
+    id: str
+    func: str
+    make: Callable[[Path], tuple[str | None, Any]]
+    options: dict[str, Any]
+    want: float
+    module: str = "table"
+    notes: list[str] = field(default_factory=list)
+
+
+def pair(result: dict[str, Any], expected: dict[str, Any] | None = None) -> Callable[[Path], tuple[str, Any]]:
+    def make(tmp: Path) -> tuple[str, Any]:
+        return book(tmp / "result.xlsx", **result), book(tmp / "expected.xlsx", **(expected or {}))
+    return make
+
+
+def data(idx0: Any = "RNSheet1", idx1: Any = "ENSheet1", **more: Any) -> dict[str, Any]:
+    return {"rules": [{"type": "sheet_data", "sheet_idx0": idx0, "sheet_idx1": idx1, **more}]}
+
+
+def cell(coordinate: str, idx: Any = "RNSheet1", **props: dict[str, Any]) -> dict[str, Any]:
+    return {"rules": [{"type": "check_cell", "sheet_idx": idx, "coordinate": coordinate, "props": props}]}
+
+
+def fuzzy(**rule: Any) -> dict[str, Any]:
+    return {"rules": [{"type": "sheet_fuzzy", "sheet_idx0": "RNSheet1", "sheet_idx1": "ENSheet1", "rules": [rule]}]}
+
+
+def charts(*props: str) -> dict[str, Any]:
+    return {"rules": [{"type": "chart", "sheet_idx0": 0, "sheet_idx1": "EI0", "chart_props": list(props)}]}
+
+
+FILTER = {"rules": [{"type": "filter", "sheet_idx0": 0, "sheet_idx1": "EI0"}]}
+SPARKLINE = {"rules": [{"type": "sparkline", "sheet_idx0": "RNSheet1", "sheet_idx1": "ENSheet1"}]}
+STYLE = {"rules": [{"type": "style", "sheet_idx0": 0, "sheet_idx1": "EI0", "props": ["bgcolor", "font_bold"]}]}
+
+
+def printed(result_lines: str, expected_lines: str) -> Callable[[Path], tuple[str, str]]:
+    def make(tmp: Path) -> tuple[str, str]:
+        (tmp / "result-Sheet1.csv").write_text(result_lines)
+        (tmp / "expected-Sheet1.csv").write_text(expected_lines)
+        return book(tmp / "result.xlsx"), book(tmp / "expected.xlsx")
+    return make
+
+
+def files(result: str | None, *expected: str) -> Callable[[Path], tuple[str | None, Any]]:
+    def make(tmp: Path) -> tuple[str | None, Any]:
+        paths = []
+        for i, text in enumerate(expected):
+            (tmp / f"expected{i}.csv").write_text(text)
+            paths.append(str(tmp / f"expected{i}.csv"))
+        if result is not None:
+            (tmp / "result.csv").write_text(result)
+        return (str(tmp / "result.csv") if result is not None else None,
+                paths[0] if len(paths) == 1 else paths)
+    return make
+
+
+def not_a_workbook(tmp: Path) -> tuple[str, str]:
+    (tmp / "result.xlsx").write_text("this is not a zip file")
+    return str(tmp / "result.xlsx"), book(tmp / "expected.xlsx")
+
+
+def dated(tmp: Path) -> tuple[str, None]:
+    def when(wb: openpyxl.Workbook) -> None:
+        wb.worksheets[0]["E2"] = dt.date(2024, 1, 2)
+    return book(tmp / "result.xlsx", tweak=when), None
+
+
+T = "compare_table"
+CASES = [
+    Case("data-same", T, pair({}), data(), 1.0),
+    Case("data-value-differs", T, pair({"tweak": edit("B3", 6)}), data(), 0.0),
+    Case("data-text-differs", T, pair({"tweak": edit("A2", "apples")}), data(), 0.0),
+    Case("data-extra-row", T, pair({"rows": [*ROWS, ["fig", 1, 3.0]]}), data(), 0.0),
+    Case("data-within-precision", T, pair({"tweak": edit("C2", 1.250001)}), data(), 1.0),
+    Case("data-beyond-precision", T, pair({"tweak": edit("C2", 1.250001)}), data(precision=6), 0.0),
+    Case("data-by-index", T, pair({}), data(0, "EI0"), 1.0),
+    Case("data-ri-notation", T, pair({}), data("RI0", "EI0"), 1.0),
+    Case("data-missing-sheet", T, pair({}), data("RNTotals", "ENSheet1"), 0.0),
+    Case("data-index-out-of-range", T, pair({}), data("RI3", "EI0"), 0.0),
+    Case("sheet-names-same", T, pair({"sheets": ("Data", "Sum")}, {"sheets": ("Data", "Sum")}),
+         {"rules": [{"type": "sheet_name"}]}, 1.0),
+    Case("sheet-names-order", T, pair({"sheets": ("Sum", "Data")}, {"sheets": ("Data", "Sum")}),
+         {"rules": [{"type": "sheet_name"}]}, 0.0),
+    Case("sheet-names-missing", T, pair({"sheets": ("Data",)}, {"sheets": ("Data", "Sum")}),
+         {"rules": [{"type": "sheet_name"}]}, 0.0),
+    Case("cell-value-eq", T, pair({}), cell("B2", value={"method": "eq", "ref": 3}), 1.0),
+    Case("cell-value-ne", T, pair({}), cell("B2", value={"method": "eq", "ref": 4}), 0.0),
+    Case("cell-text-regex", T, pair({}), cell("A3", value={"method": "re.I", "ref": "^PEA"}), 1.0),
+    Case("cell-approx", T, pair({}), cell("C3", value={"method": "approx:0.01", "ref": 0.805}), 1.0),
+    Case("cell-approx-off", T, pair({}), cell("C3", value={"method": "approx:0.01", "ref": 0.9}), 0.0),
+    Case("cell-range", T, pair({}), cell("B3", value={"method": "range.te", "ref": [4, 5]}), 1.0),
+    Case("cell-empty-vs-order", T, pair({}), cell("H9", value={"method": "gt", "ref": 0}), 0.0),
+    Case("cell-bold-font", T, pair({"tweak": bold("A1")}),
+         cell("A1", font_bold={"method": "eq", "ref": True}, font_name={"method": "eq", "ref": "Arial"},
+              font_size={"method": "eq", "ref": 14}), 1.0),
+    Case("cell-not-bold", T, pair({}), cell("A1", font_bold={"method": "eq", "ref": True}), 0.0),
+    Case("cell-number-format", T, pair({}), cell("C2", number_format={"method": "eq", "ref": "General"}), 1.0),
+    Case("cell-date-serial", T, dated, cell("E2", value={"method": "eq", "ref": 45293.0}), 1.0),
+    Case("cell-in-expected", T, pair({}, {"tweak": edit("B2", 9)}),
+         cell("B2", idx="ENSheet1", value={"method": "eq", "ref": 9}), 1.0),
+    Case("fuzzy-exact", T, pair({}), fuzzy(range=["A1:C4"], type="exact_match"), 1.0),
+    Case("fuzzy-exact-differs", T, pair({"tweak": edit("A4", "plums")}), fuzzy(range=["A1:C4"], type="exact_match"),
+         0.0),
+    Case("fuzzy-normalised", T, pair({"tweak": edit("A2", "Main Rd")}, {"tweak": edit("A2", "main road")}),
+         fuzzy(range=["A2"], type="exact_match", normalization=[["Rd", "Road"]], ignore_case=True), 1.0),
+    Case("fuzzy-ratio", T, pair({"tweak": edit("A2", "Main Street 12")}, {"tweak": edit("A2", "Main Str. 12")}),
+         fuzzy(range=["A2"], type="fuzzy_match", threshold=80), 1.0),
+    Case("fuzzy-ratio-low", T, pair({"tweak": edit("A2", "Elm Avenue")}, {"tweak": edit("A2", "Main Str. 12")}),
+         fuzzy(range=["A2"], type="fuzzy_match"), 0.0),
+    Case("fuzzy-includes", T, pair({"tweak": edit("A2", "+ apple pie")}), fuzzy(range=["A2"], type="includes"), 1.0),
+    Case("fuzzy-included-by", T, pair({"tweak": edit("A2", "+ apple pie")}), fuzzy(range=["A2"], type="included_by"),
+         0.0),
+    Case("fuzzy-trim-and-drop", T, pair({"tweak": edit("A2", "+ (apple)")}),
+         fuzzy(range=["A2"], type="exact_match", trim_leadings="+ ", ignore_chars="()"), 1.0),
+    Case("fuzzy-number-vs-text", T, pair({"tweak": edit("B2", "3")}), fuzzy(range=["B2"], type="exact_match"), 0.0),
+    Case("freeze-same", T, pair({"tweak": freeze("A2")}, {"tweak": freeze("A2")}),
+         {"rules": [{"type": "freeze", "sheet_idx0": 0, "sheet_idx1": "EI0"}]}, 1.0),
+    Case("freeze-differs", T, pair({"tweak": freeze("B2")}, {"tweak": freeze("A2")}),
+         {"rules": [{"type": "freeze", "sheet_idx0": 0, "sheet_idx1": "EI0"}]}, 0.0),
+    Case("freeze-missing", T, pair({}, {"tweak": freeze("A2")}),
+         {"rules": [{"type": "freeze", "sheet_idx0": 0, "sheet_idx1": "EI0"}]}, 0.0),
+    Case("zoom-enough", T, pair({"tweak": zoom(150)}),
+         {"rules": [{"type": "zoom", "sheet_idx": 0, "method": "ge", "ref": 150}]}, 1.0),
+    Case("zoom-default", T, pair({}), {"rules": [{"type": "zoom", "sheet_idx": 0, "method": "ge", "ref": 150}]}, 0.0),
+    Case("validation-list", T, pair({"tweak": validation('"Yes,No"')}),
+         {"rules": [{"type": "data_validation", "sheet_idx": 0,
+                     "dv_props": [{"type": {"method": "eq", "ref": "list"},
+                                   "formula1": {"method": "str_set_eq", "ref": ["No", "Yes"]}}]}]}, 1.0),
+    Case("validation-wrong-list", T, pair({"tweak": validation('"Yes,Maybe"')}),
+         {"rules": [{"type": "data_validation", "sheet_idx": 0,
+                     "dv_props": [{"formula1": {"method": "str_set_eq", "ref": ["No", "Yes"]}}]}]}, 0.0),
+    Case("validation-none", T, pair({}),
+         {"rules": [{"type": "data_validation", "sheet_idx": 0,
+                     "dv_props": [{"type": {"method": "eq", "ref": "list"}}]}]}, 0.0),
+    Case("rows-hidden-same", T, pair({"tweak": hide_row(3)}, {"tweak": hide_row(3)}),
+         {"rules": [{"type": "row_props", "sheet_idx0": 0, "sheet_idx1": "EI0", "props": ["hidden"]}]}, 1.0),
+    Case("rows-hidden-differs", T, pair({"tweak": hide_row(2)}, {"tweak": hide_row(3)}),
+         {"rules": [{"type": "row_props", "sheet_idx0": 0, "sheet_idx1": "EI0", "props": ["hidden"]}]}, 0.0),
+    Case("chart-same", T, pair({"tweak": chart()}, {"tweak": chart()}),
+         charts("title", "legend", "type", "direction", "xtitle", "ytitle", "width", "height", "anchor"), 1.0),
+    Case("chart-missing", T, pair({}, {"tweak": chart()}), charts("type"), 0.0),
+    Case("chart-other-data", T, pair({"tweak": chart(col=3)}, {"tweak": chart()}), charts(), 0.0),
+    Case("chart-title", T, pair({"tweak": chart(title="Stocks")}, {"tweak": chart()}), charts("title"), 0.0),
+    Case("chart-title-not-examined", T, pair({"tweak": chart(title="Stocks")}, {"tweak": chart()}), charts("type"),
+         1.0),
+    Case("chart-kind", T, pair({"tweak": chart(kind="line")}, {"tweak": chart()}), charts("type"), 0.0),
+    Case("chart-direction", T, pair({"tweak": chart(direction="bar")}, {"tweak": chart()}), charts("direction"), 0.0),
+    Case("chart-place", T, pair({"tweak": chart(at="H9")}, {"tweak": chart()}), charts("anchor"), 0.0),
+    Case("filter-same", T, pair({"tweak": auto_filter()}, {"tweak": auto_filter()}), FILTER, 1.0),
+    Case("filter-missing", T, pair({}, {"tweak": auto_filter()}), FILTER, 0.0),
+    Case("filter-values", T, pair({"tweak": auto_filter(("pear",))}, {"tweak": auto_filter()}), FILTER, 0.0),
+    Case("filter-sort", T, pair({"tweak": auto_filter(sort_desc=True)}, {"tweak": auto_filter()}), FILTER, 0.0),
+    Case("style-same", T, pair({"tweak": highlight()}, {"tweak": highlight()}), STYLE, 1.0),
+    Case("style-cf-as-painted", T, pair({"tweak": highlight()}, {"tweak": both(paint("B3", "FFFF0000"), bold("B3"))}),
+         {"rules": [{**STYLE["rules"][0], "props": ["bgcolor"]}]}, 1.0),
+    Case("style-cf-missing", T, pair({}, {"tweak": highlight()}), STYLE, 0.0),
+    Case("style-cf-other-threshold", T, pair({"tweak": highlight(formula="2")}, {"tweak": highlight()}), STYLE, 0.0),
+    Case("style-cf-other-colour", T, pair({"tweak": highlight(rgb="FF00FF00")}, {"tweak": highlight()}), STYLE, 0.0),
+    Case("style-cf-between", T, pair({"tweak": highlight("between", "2")}, {"tweak": highlight("between", "2")}),
+         STYLE, 1.0),
+    Case("style-cf-text", T, pair({"tweak": highlight("equal", '"pear"', where="A2:A4")},
+                                  {"tweak": highlight("equal", '"pear"', where="A2:A4")}), STYLE, 1.0),
+    Case("style-painted-differently", T, pair({"tweak": paint("A2", "FFFFFF00")}), STYLE, 0.0),
+    Case("style-font", T, pair({"tweak": bold("A1")}), {"rules": [{**STYLE["rules"][0], "props": ["font_bold"]}]},
+         0.0),
+    Case("sparkline-same", T, sparks({"D2": "Sheet1!B2:C2"}, {"D2": "Sheet1!B2:C2"}), SPARKLINE, 1.0),
+    Case("sparkline-other-range", T, sparks({"D2": "Sheet1!B2:C3"}, {"D2": "Sheet1!B2:C2"}), SPARKLINE, 0.0),
+    Case("sparkline-missing", T, sparks({}, {"D2": "Sheet1!B2:C2"}), SPARKLINE, 0.0),
+    Case("sparkline-extra", T, sparks({"D2": "Sheet1!B2:C2", "D3": "Sheet1!B3:C3"}, {"D2": "Sheet1!B2:C2"}),
+         SPARKLINE, 0.0),
+    Case("print-same", T, printed("a,b\n1,2\n\n", "a,b\n1,2\n"),
+         {"rules": [{"type": "sheet_print", "sheet_idx0": "RNSheet1", "sheet_idx1": "ENSheet1"}]}, 1.0),
+    Case("print-differs", T, printed("a,b\n1,3\n", "a,b\n1,2\n"),
+         {"rules": [{"type": "sheet_print", "sheet_idx0": "RNSheet1", "sheet_idx1": "ENSheet1"}]}, 0.0),
+    Case("print-case", T, printed("A,B\n", "a,b\n"),
+         {"rules": [{"type": "sheet_print", "sheet_idx0": "RNSheet1", "sheet_idx1": "ENSheet1", "ignore_case": True}]},
+         1.0),
+    Case("rules-all-must-pass", T, pair({"tweak": freeze("B2")}, {"tweak": freeze("A2")}),
+         {"rules": [*data()["rules"], {"type": "freeze", "sheet_idx0": 0, "sheet_idx1": "EI0"}]}, 0.0),
+    Case("result-missing", T, lambda tmp: (None, book(tmp / "expected.xlsx")), data(), 0.0),
+    Case("result-not-a-workbook", T, not_a_workbook, data(), 0.0),
+    Case("csv-same", "compare_csv", files("a,b\n1,2\n", "a,b\n1,2\n"), {}, 1.0),
+    Case("csv-differs", "compare_csv", files("a,b\n1,3\n", "a,b\n1,2\n"), {}, 0.0),
+    Case("csv-blanks-strict", "compare_csv", files("a,b \n1,2\n", "a,b\n1,2\n"), {}, 0.0),
+    Case("csv-blanks-loose", "compare_csv", files("a,b \n 1,2\n", "a,b\n1,2\n"), {"strict": False}, 1.0),
+    Case("csv-case", "compare_csv", files("A,B\n", "a,b\n"), {"ignore_case": True}, 1.0),
+    Case("csv-any-of", "compare_csv", files("x\n", "y\n", "x\n"), {}, 1.0),
+    Case("csv-none-of", "compare_csv", files("z\n", "y\n", "x\n"), {}, 0.0),
+    Case("csv-missing", "compare_csv", files(None, "y\n"), {}, 0.0),
+]
+
+
+def _made(case: Case, tmp: Path) -> tuple[str | None, Any]:
+    folder = tmp / case.id
+    folder.mkdir()
+    return case.make(folder)
+
+
+def _ours(case: Case, tmp: Path) -> float:
+    result, expected = _made(case, tmp)
+    return metrics.score(case.func, result, expected, case.options)
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if c.func == "compare_table"], ids=lambda c: c.id)
+def test_compare_table(case: Case, tmp_path: Path) -> None:
+    assert _ours(case, tmp_path) == case.want
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if c.func == "compare_csv"], ids=lambda c: c.id)
+def test_compare_csv(case: Case, tmp_path: Path) -> None:
+    assert _ours(case, tmp_path) == case.want
+
+
+def _parity(func: str, osworld: OSWorld, tmp_path: Path) -> None:
+    cases = [c for c in CASES if c.func == func]
+    ours, calls = [], []
+    for case in cases:
+        result, expected = _made(case, tmp_path)
+        ours.append(metrics.score(case.func, result, expected, case.options))
+        calls.append(Call(case.module, case.func, result, expected, case.options))
+    theirs = osworld.scores(calls)
+    differ = [(c.id, o, t) for c, o, t in zip(cases, ours, theirs, strict=True) if o != t]
+    assert not differ, f"(case, osgym, OSWorld) that differ: {differ}"
+
+
+def test_compare_table_parity(osworld: OSWorld, tmp_path: Path) -> None:
+    _parity("compare_table", osworld, tmp_path)
+
+
+def test_compare_csv_parity(osworld: OSWorld, tmp_path: Path) -> None:
+    _parity("compare_csv", osworld, tmp_path)
+
+
+@pytest.mark.parametrize("options, named", [
+    ({"rules": [{"type": "pivot_table", "sheet_idx0": 0, "sheet_idx1": "EI0"}]}, "'pivot_table'"),
+    ({"rules": [{"type": "style", "sheet_idx0": 0, "sheet_idx1": "EI0", "props": ["shadow"]}]}, "shadow"),
+    ({"rules": [{"type": "chart", "sheet_idx0": 0, "sheet_idx1": "EI0", "chart_props": ["colour"]}]}, "colour"),
+    ({"rules": [{"type": "sheet_data", "sheet_idx0": "Sheet1", "sheet_idx1": "EI0"}]}, "rules.0.sheet_data.sheet_idx0"),
+    ({"rules": [{"type": "check_cell", "sheet_idx": 0, "coordinate": "A1", "props": {"glow": {"method": "eq"}}}]},
+     "glow"),
+    ({"rules": [{"type": "check_cell", "sheet_idx": 0, "coordinate": "A1", "props": {"value": {"method": "like"}}}]},
+     "'like'"),
+    ({"rules": [{"type": "sheet_fuzzy", "sheet_idx0": 0, "sheet_idx1": 0,
+                 "rules": [{"range": ["A1:"], "type": "exact_match"}]}]}, "'A1:'"),
+    ({"rules": []}, "rules"),
+    ({}, "rules"),
+])
+def test_bad_table_options_fail_at_load_naming_file_metric_and_option(options: dict[str, Any], named: str,
+                                                                      tmp_path: Path) -> None:
+    task = tmp_path / "calc-task.json"
+    task.write_text(json.dumps({"id": "calc-1", "instruction": "x",
+                                "evaluator": {"func": "compare_table", "options": options}}))
+    with pytest.raises(TaskLoadError) as info:
+        load_task(task)
+    msg = str(info.value)
+    assert str(task) in msg and "calc-1" in msg and "'compare_table'" in msg and named in msg, msg
+
+
+CITIES = [f"City{i:02d}" for i in range(21)]
+
+
+def conference(path: Path, cities: list[str | None]) -> str:
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    assert ws is not None
+    ws.append(["Conference", "Year", "City"])
+    for i, city in enumerate(cities):
+        ws.append([f"Conf{i}", 2024, city])
+    wb.save(path)
+    return str(path)
+
+
+CITY_CASES: list[tuple[str, list[str | None], list[Any], float]] = [
+    ("in-order", [f"{c}, Country" for c in CITIES], CITIES, 1.0),
+    ("alternatives", CITIES, [[c, "Elsewhere"] for c in CITIES], 1.0),
+    ("one-wrong", [*CITIES[:20], "Nowhere"], CITIES, 0.0),
+    ("swapped", [CITIES[1], CITIES[0], *CITIES[2:]], CITIES, 0.0),
+    ("empty-cell", [*CITIES[:20], None], CITIES, 0.0),
+    ("too-few-expected", CITIES, CITIES[:20], 0.0),
+]
+
+
+@pytest.mark.parametrize("name, cities, want_cities, want", CITY_CASES, ids=[c[0] for c in CITY_CASES])
+def test_compare_conference_city_in_order(name: str, cities: list[str | None], want_cities: list[Any], want: float,
+                                          tmp_path: Path) -> None:
+    path = conference(tmp_path / f"{name}.xlsx", cities)
+    assert metrics.score("compare_conference_city_in_order", path, {"expected": want_cities}, {}) == want
+
+
+def test_compare_conference_city_in_order_parity(osworld: OSWorld, tmp_path: Path) -> None:
+    paths = [conference(tmp_path / f"{c[0]}.xlsx", c[1]) for c in CITY_CASES]
+    ours = [metrics.score("compare_conference_city_in_order", p, {"expected": c[2]}, {})
+            for p, c in zip(paths, CITY_CASES, strict=True)]
+    theirs = osworld.scores([Call("table", "compare_conference_city_in_order", p, {"expected": c[2]}, {})
+                             for p, c in zip(paths, CITY_CASES, strict=True)])
+    assert theirs == ours
+
+
+def test_compare_table_style_rejects_conditional_formats_it_cannot_evaluate(tmp_path: Path) -> None:
+    result = book(tmp_path / "result.xlsx", tweak=highlight(formula="$B$2"))
+    expected = book(tmp_path / "expected.xlsx")
+    with pytest.raises(ValueError, match="formula '\\$B\\$2': only numbers and quoted texts"):
+        metrics.score("compare_table", result, expected, STYLE)
