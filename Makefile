@@ -6,13 +6,17 @@ export PREFECT_UI_ENABLED ?= false
 export DO_NOT_TRACK ?= 1
 STAMP := .make/deps.stamp
 
-.PHONY: run test lint bench images docker deps reap clean
+.PHONY: run test test-apps lint bench images docker deps reap clean
 
 run: deps docker images  ## collect datasets/smoke.yaml with the Prefect flow on the embedded defaults, print the report
 	$(PYTHON) -m flows.collect datasets/smoke.yaml
 
-test: deps docker images lint  ## ruff, then the whole pytest suite against real containers
-	$(PYTHON) -m pytest
+test: deps docker images lint  ## ruff, then the whole pytest suite against real containers (tests/apps: make test-apps)
+	$(PYTHON) -m pytest --ignore=tests/apps
+
+test-apps: deps docker  ## build the apps tier (~10 min cold) and check each app opens clean in it
+	$(PYTHON) -m osgym images build --tier apps
+	$(PYTHON) -m pytest tests/apps
 
 lint: deps  ## ruff, then mypy --strict over the package (pyproject.toml [tool.mypy])
 	$(PYTHON) -m ruff check osgym flows tasks tests bench

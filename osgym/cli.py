@@ -42,7 +42,7 @@ def _docker() -> Any:
 
 
 @images_app.command("build")
-def images_build(tier: Annotated[str, typer.Option(help="desktop or desktop-full")] = "desktop") -> None:
+def images_build(tier: Annotated[str, typer.Option(help="desktop, apps or desktop-full")] = "desktop") -> None:
     """Build the base image (debootstrap) and the replica image, unless they are up to date."""
     from osgym.replicas import images
 
@@ -54,11 +54,15 @@ def images_build(tier: Annotated[str, typer.Option(help="desktop or desktop-full
 
 
 @images_app.command("tag")
-def images_tag(tier: str = "desktop") -> None:
+def images_tag(tier: Annotated[str, typer.Option(help="desktop, apps or desktop-full")] = "desktop") -> None:
     """Print the tag the current inputs build to."""
     from osgym.replicas import images
 
-    console.print(images.image_tag(tier))
+    try:
+        tag = images.image_tag(tier)
+    except OsgymError as exc:
+        raise _fail(exc) from exc
+    console.print(tag)
 
 
 @pool_app.command("reap")

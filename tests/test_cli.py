@@ -38,6 +38,12 @@ def test_a_bad_value_names_the_field(tmp_path: Path) -> None:
     assert out.returncode == 2 and "'episodes'" in out.stderr and "Traceback" not in out.stderr
 
 
+def test_an_unknown_image_tier_is_named() -> None:
+    out = _osgym("images", "tag", "--tier", "office")
+    assert out.returncode == 2 and "'office'" in out.stderr and "'apps'" in out.stderr
+    assert "Traceback" not in out.stderr
+
+
 def test_an_unknown_task_is_named(tmp_path: Path) -> None:
     path = tmp_path / "bad.yaml"
     path.write_text(yaml.safe_dump({"name": "x", "episodes": 2, "tasks": ["no-such-task"]}))

@@ -39,7 +39,7 @@ from osgym.dataset import DatasetWriter, write_sidecar
 from osgym.dataset.backends import open_backend
 from osgym.replicas import images
 from osgym.replicas.events import events_table
-from osgym.replicas.pool import PoolEvent, ReplicaPool
+from osgym.replicas.pool import PoolEvent, ReplicaPool, limits_for
 from osgym.settings import settings
 
 EpisodeCallback = Callable[[EpisodeSummary], None]
@@ -198,6 +198,7 @@ class Collection:
             with ReplicaPool(image, rec.replicas, standby=rec.standby, screen=rec.screen,
                              hosts=self.settings.hosts or None, host_name=self.settings.host_name,
                              compat=rec.compat, force=rec.force, egress=rec.egress == "open",
+                             limits=limits_for(rec.tier),
                              on_event=self.on_event) as pool:
                 self._pool = pool
                 self._collector = Collector(rec, pool, image, sink=_locked(writer.add))

@@ -1,8 +1,13 @@
 """Build and inspect replica images (drives ``replica_images/``).
 
 ``osgym/base:bookworm`` comes from debootstrap + ``docker import``, so no registry
-is needed. ``osgym/desktop:<hash>`` is built FROM it; the tag is a hash of every
+is needed. ``osgym/<tier>:<hash>`` is built FROM it; the tag is a hash of every
 build input, so a build whose inputs did not change is a no-op.
+
+Tiers: ``desktop`` (openbox, xterm, mousepad, pcmanfm), ``desktop-full`` (the same
+Dockerfile plus Chromium and LibreOffice; to be replaced by ``apps``) and ``apps``
+(``replica_images/apps/``: an XFCE session with Chromium, LibreOffice, GIMP, VLC,
+Thunderbird, Thunar, xfce4-terminal, gedit).
 """
 
 from __future__ import annotations
@@ -22,7 +27,14 @@ from osgym.errors import ImageError
 from osgym.settings import settings
 
 BASE_IMAGE = "osgym/base:bookworm"
-TIERS = ("desktop", "desktop-full")
+TIERS = ("desktop", "desktop-full", "apps")
+DOCKERFILES = {"desktop": "desktop/Dockerfile", "desktop-full": "desktop/Dockerfile", "apps": "apps/Dockerfile"}
+"""Each tier's Dockerfile, relative to ``replica_images/`` (the build context of every tier)."""
+INPUT_DIRS = {"desktop": ("desktop", "server"), "desktop-full": ("desktop", "server"),
+              "apps": ("apps", "desktop", "server")}
+"""The directories whose files go into each tier's content hash. ``apps`` reads
+``desktop/requirements-user.txt`` too, so it covers ``desktop/``; the desktop tiers do not
+cover ``apps/``, so editing the apps tier leaves their tags (and images) as they are."""
 LABEL = "osgym.image"
 
 
@@ -89,8 +101,8 @@ def ensure_wheels(root: Path | None = None, log: Callable[[str], None] = print) 
     return True
 
 
-def _inputs(root: Path) -> list[Path]:
-    files = [p for sub in ("desktop", "server") for p in sorted((root / sub).rglob("*")) if p.is_file()]
+def _inputs(root: Path, tier: str = "desktop") -> list[Path]:
+    files = [p for sub in INPUT_DIRS[tier] for p in sorted((root / sub).rglob("*")) if p.is_file()]
     wheels = root / "wheels"
     if wheels.is_dir():
         files += sorted(p for p in wheels.glob("*.whl") if p.is_file())
@@ -98,11 +110,17 @@ def _inputs(root: Path) -> list[Path]:
 
 
 def content_hash(tier: str = "desktop", base: str = BASE_IMAGE, root: Path | None = None) -> str:
-    """A short hash of everything that goes into the image: files, tier and base."""
+    """A short hash of everything that goes into the image: files, tier and base.
+
+    Raises:
+        ImageError: if ``tier`` is not one of :data:`TIERS`.
+    """
+    if tier not in TIERS:
+        raise ImageError(f"tier: expected one of {TIERS}, actual {tier!r}")
     root = root or images_dir()
     ensure_wheels(root, log=lambda _m: None)
     h = hashlib.sha256(f"{tier}\0{base}\0".encode())
-    for p in _inputs(root):
+    for p in _inputs(root, tier):
         h.update(str(p.relative_to(root)).encode() + b"\0")
         h.update(p.read_bytes())
     return h.hexdigest()[:12]
@@ -167,7 +185,7 @@ def build(
     tail: list[str] = []
     try:
         for chunk in client.api.build(
-            path=str(root), dockerfile="desktop/Dockerfile", tag=tag, rm=True, forcerm=True, decode=True,
+            path=str(root), dockerfile=DOCKERFILES[tier], tag=tag, rm=True, forcerm=True, decode=True,
             buildargs={"BASE": base, "TIER": tier}, labels={LABEL: tier}, network_mode="host",
         ):
             if "stream" in chunk:

@@ -55,7 +55,7 @@ from osgym.replicas.events import PoolEvent, events_table
 from osgym.replicas.health import HealthMonitor
 from osgym.replicas.hosts import DockerHost, as_hosts
 from osgym.replicas.network import EGRESS, ISOLATED, NETWORK_NAMES, ReplicaNetwork, prepare_network
-from osgym.replicas.provision import COMPAT_CAP_DROP, CONTROL_PORT, PoolStats, Provisioner, ReplicaLimits
+from osgym.replicas.provision import COMPAT_CAP_DROP, CONTROL_PORT, PoolStats, Provisioner, ReplicaLimits, limits_for
 from osgym.replicas.reaper import (
     OWNER_LABEL,
     POOL_LABEL,
@@ -70,7 +70,7 @@ from osgym.replicas.reaper import (
 
 __all__ = [
     "POOL_LABEL", "REPLICA_LABEL", "OWNER_LABEL", "RUN_DIR_LABEL", "CONTROL_PORT", "PoolEvent", "PoolStats",
-    "ReplicaLimits", "ReplicaPool", "events_table", "reap", "default_run_dir", "owner_id",
+    "ReplicaLimits", "ReplicaPool", "events_table", "limits_for", "reap", "default_run_dir", "owner_id",
     "owner_alive", "COMPAT_CAP_DROP",
 ]
 

@@ -45,8 +45,8 @@ from osgym.settings import settings
 if TYPE_CHECKING:
     from osgym.replicas.pool import ReplicaPool
 
-__all__ = ["CONTROL_PORT", "COMPAT_CAP_DROP", "CTL_MOUNT", "NATIVE_CAP_ADD", "SERVER_UID", "PoolStats", "Provisioner",
-           "ReplicaLimits"]
+__all__ = ["CONTROL_PORT", "COMPAT_CAP_DROP", "CTL_MOUNT", "NATIVE_CAP_ADD", "SERVER_UID", "TIER_LIMITS", "PoolStats",
+           "Provisioner", "ReplicaLimits", "limits_for"]
 
 CONTROL_PORT = 5000
 START_ATTEMPTS = 3
@@ -90,6 +90,24 @@ class ReplicaLimits:
     the home directory. ``None`` leaves it unbounded: only some storage drivers support it
     (overlay2 on xfs mounted with ``pquota``, btrfs, zfs), and Docker refuses to create the
     container on the others. Unset here, ``OSGYM_REPLICA_DISK_MIB`` gives it."""
+
+
+TIER_LIMITS: dict[str, ReplicaLimits] = {
+    "desktop": ReplicaLimits(),
+    "desktop-full": ReplicaLimits(),
+    # Measured with bench/bench_apps_tier.py (cgroup memory usage, page cache included, medians of 3):
+    # the XFCE session idles at 165 MiB; with Chromium (one tab) and Calc open, 473 MiB (peak 479),
+    # within 40 MiB of the default 512 MiB limit before a page is loaded or a second app opens.
+    # 1536 MiB leaves room for a few tabs plus GIMP or Thunderbird. pids_limit counts threads:
+    # 132 with Chromium + Calc, so 1024 leaves room for more apps without lifting the fork-bomb cap.
+    "apps": ReplicaLimits(mem_mib=1536, pids=1024),
+}
+"""Per-tier defaults: the image's apps decide how much memory and how many threads a replica needs."""
+
+
+def limits_for(tier: str) -> ReplicaLimits:
+    """The default :class:`ReplicaLimits` for an image tier (``desktop``'s for an unknown one)."""
+    return TIER_LIMITS.get(tier, ReplicaLimits())
 
 
 @dataclass

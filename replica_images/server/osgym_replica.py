@@ -7,6 +7,8 @@ signal, ptrace nor impersonate it. The desktop session and every command run as 
 Environment:
   OSGYM_LISTEN   unix:/run/osgym/ctl/control.sock (default) or tcp:HOST:PORT
   OSGYM_SCREEN   WIDTHxHEIGHT (default 1920x1080)
+  OSGYM_SESSION  path of an executable (set by the image, e.g. the apps tier's XFCE session script)
+                 run instead of openbox + tint2; supervised and restarted like them
   OSGYM_COMPAT   1 = OSWorld compatibility mode: no token, OSWorld's routes added (osworld.py),
                  and `user` may sudo (as in OSWorld's VM); the pool must publish it on a loopback address only
   The bearer token is read from /run/osgym/ctl/token (then deleted) or OSGYM_TOKEN.
@@ -111,7 +113,10 @@ class Desktop:
     the server exits, so the pool sees a dead replica and replaces it.
     """
 
-    RESTARTABLE = ("openbox", "tint2", "at-spi")
+    # An image may bring its own session (window manager, panel, desktop) as one script:
+    # OSGYM_SESSION names it, and it replaces openbox + tint2.
+    SESSION = os.environ.get("OSGYM_SESSION") or None
+    RESTARTABLE = ("session", "at-spi") if SESSION else ("openbox", "tint2", "at-spi")
 
     def __init__(self, width, height):
         self.width, self.height = width, height
@@ -173,6 +178,7 @@ class Desktop:
             "openbox": ["openbox", "--config-file", "/opt/osgym/openbox-rc.xml"],
             "tint2": ["tint2", "-c", "/etc/xdg/osgym/tint2rc"],
             "at-spi": ["/usr/libexec/at-spi-bus-launcher", "--launch-immediately"],
+            "session": [Desktop.SESSION],
         }[name]
 
     def _watch(self):

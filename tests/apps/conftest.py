@@ -1,0 +1,19 @@
+"""The apps tier's fixtures: the ``image`` fixture here builds ``osgym/apps`` (so ``make_pool``
+from tests/conftest.py starts apps replicas), with the tier's limits and a 1920x1080 screen.
+
+Not part of ``make test`` (its Makefile target ignores tests/apps): a cold build of the apps
+image takes long enough to matter for CI's budget; ``make test-apps`` runs these.
+"""
+
+from __future__ import annotations
+
+import docker
+import pytest
+
+from osgym.replicas import images
+
+
+@pytest.fixture(scope="session")
+def image(docker_client: docker.DockerClient) -> str:
+    """The apps image for the current inputs, built once if missing."""
+    return images.build("apps", client=docker_client, log=lambda _m: None).tag
