@@ -111,6 +111,10 @@ class BoundedThreadingMixIn(socketserver.ThreadingMixIn):
 
     daemon_threads = True
     max_connections = MAX_CONNECTIONS
+    # Connections wait in the listen backlog while the accept loop answers the ones before them.
+    # socketserver's default of 5 overflowed on a quiet machine when clients connected in a burst:
+    # a Unix-socket connect with a timeout then fails with EAGAIN instead of getting its 503.
+    request_queue_size = 4 * MAX_CONNECTIONS
 
     def __init__(self, *args, **kwargs):
         self._slots = threading.BoundedSemaphore(self.max_connections)

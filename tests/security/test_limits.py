@@ -163,6 +163,17 @@ def test_slow_loris_connections_are_bounded_answered_503_and_dropped(limits_repl
                 s.sendall(b"GET /health HTTP/1.1\r\n")
         assert refused is not None, "no connection was refused past the cap"
         assert refused.startswith(b"HTTP/1.1 503"), refused[:200]
+        # A burst past the cap: every connect waits in the listen backlog and gets its 503; none
+        # fails with EAGAIN (a backlog of 5 overflowed this way on a quiet machine).
+        burst = []
+        for _ in range(2 * cap):
+            s = socket.socket(socket.AF_UNIX)
+            slow.append(s)
+            burst.append(s)
+            s.settimeout(2)
+            s.connect(path)
+        heads = [_read_head(s) for s in burst]
+        assert all(h.startswith(b"HTTP/1.1 503") for h in heads), [h[:40] for h in heads]
         # Trickling one byte a second does not keep a slow request alive past its deadline.
         open_ = [s for s in slow if s.fileno() != -1]
         end = time.monotonic() + header_timeout + 5
