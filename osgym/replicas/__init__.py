@@ -3,6 +3,7 @@
 - :mod:`~osgym.replicas.actions` and :mod:`~osgym.replicas.observation`: what a replica does (the typed
   computer_13 actions) and what it shows (:class:`Observation`): the interface agents act through.
 - :mod:`~osgym.replicas.client`: :class:`Replica`, one replica's control API (observe, act, files).
+- :mod:`~osgym.replicas.transport`: how the client reads answers (a deadline per request, size caps).
 - :mod:`~osgym.replicas.pool`: :class:`ReplicaPool` (start, lease, health, replace) and :func:`reap`,
   composed of :mod:`~osgym.replicas.provision` (starting containers), :mod:`~osgym.replicas.health`
   (probes, host quarantine) and :mod:`~osgym.replicas.reaper` (labels, owners, :func:`reap`).
@@ -13,8 +14,9 @@
   :mod:`~osgym.replicas.cost`: what running them costs.
 """
 
-from osgym.replicas.client import Replica, ReplicaState, ResponseCaps, Timeouts
+from osgym.replicas.client import Replica, ReplicaState, Timeouts
 from osgym.replicas.events import PoolEvent
 from osgym.replicas.pool import ReplicaPool, reap
+from osgym.replicas.transport import ResponseCaps
 
 __all__ = ["PoolEvent", "Replica", "ReplicaPool", "ReplicaState", "ResponseCaps", "Timeouts", "reap"]

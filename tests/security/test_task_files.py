@@ -39,7 +39,7 @@ from osgym.replicas.reaper import OWNER_LABEL
 from osgym.tasks.files import Scratch, read_task_file
 from osgym.tasks.spec import TaskSpec, load_task
 from tests.conftest import SESSION, TEST_SCREEN
-from tests.store.store_support import ACCESS_KEY, BUCKET, SECRET_KEY, SeaweedS3
+from tests.store.store_support import ACCESS_KEY, BUCKET, SECRET_KEY, SeaweedS3, running_seaweed
 
 ROOT = Path(__file__).resolve().parents[2]
 LIMITS = EpisodeLimits(max_steps=3, deadline_s=90, settle_s=0.2)
@@ -388,8 +388,8 @@ def test_a_read_only_local_store_fails_osgym_collect_before_any_replica(
     image: str, docker_client: docker.DockerClient, tmp_path: Path
 ) -> None:
     """The store directory exists but is mounted read-only (in a mount namespace of the command's own)."""
-    if os.geteuid() != 0 or shutil.which("unshare") is None:
-        pytest.skip("needs root and unshare(1) for a private read-only bind mount")
+    # the suite runs as root (make test starts dockerd); a skip here would hide the read-only case
+    assert os.geteuid() == 0 and shutil.which("unshare"), "needs root and unshare(1) for a private read-only bind mount"
     store = tmp_path / "ro-store"
     (store / "sec-probe").mkdir(parents=True)
     recipe = tmp_path / "recipe.yaml"
@@ -413,18 +413,14 @@ def test_a_read_only_local_store_fails_osgym_collect_before_any_replica(
 @pytest.fixture(scope="module")
 def taskfiles_seaweed() -> Iterator[SeaweedS3]:
     """A SeaweedFS endpoint with the usual read-write identity and a read-only one."""
-    workdir = Path(tempfile.mkdtemp(prefix="osgym-weed-sec-"))
-    server = SeaweedS3(workdir)
-    config = json.loads((workdir / "s3.json").read_text())
-    config["identities"].append({"name": "reader", "actions": ["Read", "List"],
-                                 "credentials": [{"accessKey": READONLY_KEY, "secretKey": READONLY_SECRET}]})
-    (workdir / "s3.json").write_text(json.dumps(config))
-    try:
-        server.start()
+    def add_reader(server: SeaweedS3) -> None:
+        config = json.loads((server.workdir / "s3.json").read_text())
+        config["identities"].append({"name": "reader", "actions": ["Read", "List"],
+                                     "credentials": [{"accessKey": READONLY_KEY, "secretKey": READONLY_SECRET}]})
+        (server.workdir / "s3.json").write_text(json.dumps(config))
+
+    with running_seaweed("osgym-weed-sec-", add_reader) as server:
         yield server
-    finally:
-        server.stop()
-        shutil.rmtree(workdir, ignore_errors=True)
 
 
 @pytest.mark.docker

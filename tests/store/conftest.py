@@ -2,40 +2,26 @@
 
 from __future__ import annotations
 
-import shutil
-import tempfile
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from store_support import BUCKET, SeaweedS3, StoreTarget
+from store_support import BUCKET, SeaweedS3, StoreTarget, running_seaweed
 
 
 @pytest.fixture(scope="session")
 def seaweed() -> Iterator[SeaweedS3]:
     """A SeaweedFS S3 endpoint for the whole session, with the test bucket created."""
-    workdir = Path(tempfile.mkdtemp(prefix="osgym-weed-"))
-    server = SeaweedS3(workdir)
-    try:
-        server.start()
+    with running_seaweed() as server:
         yield server
-    finally:
-        server.stop()
-        shutil.rmtree(workdir, ignore_errors=True)
 
 
 @pytest.fixture
 def fresh_seaweed() -> Iterator[SeaweedS3]:
     """A SeaweedFS endpoint of this test's own, for tests that stop and restart it."""
-    workdir = Path(tempfile.mkdtemp(prefix="osgym-weed-"))
-    server = SeaweedS3(workdir)
-    try:
-        server.start()
+    with running_seaweed() as server:
         yield server
-    finally:
-        server.stop()
-        shutil.rmtree(workdir, ignore_errors=True)
 
 
 @pytest.fixture(params=["local", "s3"])

@@ -15,6 +15,8 @@ import subprocess
 import sys
 import sysconfig
 import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -194,3 +196,22 @@ class StoreTarget:
         assert self.server is not None
         key = self.uri[len(f"s3://{BUCKET}/") :] + f"/{dataset}/{rel}"
         self.server.client().put_object(Bucket=BUCKET, Key=key, Body=data)  # type: ignore[attr-defined]
+
+
+@contextmanager
+def running_seaweed(prefix: str = "osgym-weed-",
+                    configure: Callable[[SeaweedS3], None] | None = None) -> Iterator[SeaweedS3]:
+    """A SeaweedFS endpoint in a fresh temp directory, stopped and removed afterwards; ``configure``
+    may change its files (e.g. add identities to ``s3.json``) before it starts."""
+    import tempfile
+
+    workdir = Path(tempfile.mkdtemp(prefix=prefix))
+    server = SeaweedS3(workdir)
+    try:
+        if configure is not None:
+            configure(server)
+        server.start()
+        yield server
+    finally:
+        server.stop()
+        shutil.rmtree(workdir, ignore_errors=True)
