@@ -6,16 +6,15 @@ export PREFECT_UI_ENABLED ?= false
 export DO_NOT_TRACK ?= 1
 STAMP := .make/deps.stamp
 
-.PHONY: run test test-apps lint bench images docker deps reap clean
+.PHONY: run test test-apps lint bench images images-apps docker deps reap clean
 
 run: deps docker images  ## collect datasets/smoke.yaml with the Prefect flow on the embedded defaults, print the report
 	$(PYTHON) -m flows.collect datasets/smoke.yaml
 
-test: deps docker images lint  ## ruff, then the whole pytest suite against real containers (tests/apps: make test-apps)
-	$(PYTHON) -m pytest --ignore=tests/apps
+test: deps docker images images-apps lint  ## ruff and mypy, then the whole pytest suite against real containers, both tiers
+	$(PYTHON) -m pytest
 
-test-apps: deps docker  ## build the apps tier (~10 min cold) and check each app opens clean in it
-	$(PYTHON) -m osgym images build --tier apps
+test-apps: deps docker images-apps  ## only the apps tier's tests (each app opens clean, its routes, apps-smoke)
 	$(PYTHON) -m pytest tests/apps
 
 lint: deps  ## ruff, then mypy --strict over the package (pyproject.toml [tool.mypy])
@@ -33,6 +32,9 @@ bench: deps docker images  ## every benchmark in turn (run on a quiet machine); 
 
 images: deps docker  ## build osgym/base (debootstrap) and osgym/desktop, unless up to date
 	$(PYTHON) -m osgym images build
+
+images-apps: deps docker  ## build osgym/apps (XFCE and the applications; see replica_images/README.md), unless up to date
+	$(PYTHON) -m osgym images build --tier apps
 
 docker:  ## make sure a Docker daemon answers (installs docker.io on Debian as root)
 	bash scripts/ensure-docker.sh

@@ -42,7 +42,7 @@ def _docker() -> Any:
 
 
 @images_app.command("build")
-def images_build(tier: Annotated[str, typer.Option(help="desktop, apps or desktop-full")] = "desktop") -> None:
+def images_build(tier: Annotated[str, typer.Option(help="desktop or apps")] = "desktop") -> None:
     """Build the base image (debootstrap) and the replica image, unless they are up to date."""
     from osgym.replicas import images
 
@@ -54,7 +54,7 @@ def images_build(tier: Annotated[str, typer.Option(help="desktop, apps or deskto
 
 
 @images_app.command("tag")
-def images_tag(tier: Annotated[str, typer.Option(help="desktop, apps or desktop-full")] = "desktop") -> None:
+def images_tag(tier: Annotated[str, typer.Option(help="desktop or apps")] = "desktop") -> None:
     """Print the tag the current inputs build to."""
     from osgym.replicas import images
 

@@ -121,7 +121,7 @@ class Recipe(_Strict):
     episodes: int = Field(ge=1, le=1_000_000)
     seed: int = 0
     policy: PolicySpec = PolicySpec()
-    tier: Literal["desktop", "desktop-full", "apps"] = "desktop"
+    tier: Literal["desktop", "apps"] = "desktop"
     image: str | None = None
     replicas: int = Field(2, ge=1, le=4096)
     standby: int = Field(1, ge=0, le=1024)

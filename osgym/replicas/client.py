@@ -374,6 +374,34 @@ class Replica:
         params = {"timeout": timeout, "max_nodes": max_nodes}
         return self.api.request("GET", "/accessibility", params=params, timeout=timeout + 5).text
 
+    def terminal(self, *, timeout: float = 10.0) -> str | None:
+        """The text of the focused terminal, read from its accessible text as OSWorld's ``/terminal``
+        does; None when no terminal has the focus. xterm has no accessible text: the apps tier's
+        xfce4-terminal has.
+
+        Raises:
+            ActionFailed: 504 if the applications did not answer within ``timeout``.
+        """
+        out = self.api.request("GET", "/terminal", params={"timeout": timeout}, timeout=timeout + 5).json()["output"]
+        return out if isinstance(out, str) else None
+
+    def wallpaper(self) -> str:
+        """The path of the desktop's wallpaper image (apps tier).
+
+        Raises:
+            RequestRejected: 409 on a tier without a wallpaper (the desktop tier).
+        """
+        return str(self.api.request("GET", "/wallpaper").json()["path"])
+
+    def set_wallpaper(self, path: str) -> str:
+        """Show the image at ``path`` (inside the replica; ``~`` expands to the user's home) as the
+        wallpaper, as OSWorld's ``change_wallpaper`` setup step does. Returns the absolute path.
+
+        Raises:
+            RequestRejected: 404 if there is no such file, 409 on a tier without a wallpaper.
+        """
+        return str(self.api.request("POST", "/wallpaper", json={"path": path}).json()["path"])
+
     def start_recording(self, fps: int = 10) -> None:
         """Start an mp4 screen recording inside the replica (one at a time)."""
         self.api.request("POST", "/recording/start", json={"fps": fps})

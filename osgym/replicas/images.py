@@ -4,8 +4,7 @@
 is needed. ``osgym/<tier>:<hash>`` is built FROM it; the tag is a hash of every
 build input, so a build whose inputs did not change is a no-op.
 
-Tiers: ``desktop`` (openbox, xterm, mousepad, pcmanfm), ``desktop-full`` (the same
-Dockerfile plus Chromium and LibreOffice; to be replaced by ``apps``) and ``apps``
+Tiers: ``desktop`` (openbox, xterm, mousepad, pcmanfm) and ``apps``
 (``replica_images/apps/``: an XFCE session with Chromium, LibreOffice, GIMP, VLC,
 Thunderbird, Thunar, xfce4-terminal, gedit).
 """
@@ -27,13 +26,12 @@ from osgym.errors import ImageError
 from osgym.settings import settings
 
 BASE_IMAGE = "osgym/base:bookworm"
-TIERS = ("desktop", "desktop-full", "apps")
-DOCKERFILES = {"desktop": "desktop/Dockerfile", "desktop-full": "desktop/Dockerfile", "apps": "apps/Dockerfile"}
+TIERS = ("desktop", "apps")
+DOCKERFILES = {"desktop": "desktop/Dockerfile", "apps": "apps/Dockerfile"}
 """Each tier's Dockerfile, relative to ``replica_images/`` (the build context of every tier)."""
-INPUT_DIRS = {"desktop": ("desktop", "server"), "desktop-full": ("desktop", "server"),
-              "apps": ("apps", "desktop", "server")}
+INPUT_DIRS = {"desktop": ("desktop", "server"), "apps": ("apps", "desktop", "server")}
 """The directories whose files go into each tier's content hash. ``apps`` reads
-``desktop/requirements-user.txt`` too, so it covers ``desktop/``; the desktop tiers do not
+``desktop/requirements-user.txt`` too, so it covers ``desktop/``; the desktop tier does not
 cover ``apps/``, so editing the apps tier leaves their tags (and images) as they are."""
 LABEL = "osgym.image"
 
@@ -186,7 +184,7 @@ def build(
     try:
         for chunk in client.api.build(
             path=str(root), dockerfile=DOCKERFILES[tier], tag=tag, rm=True, forcerm=True, decode=True,
-            buildargs={"BASE": base, "TIER": tier}, labels={LABEL: tier}, network_mode="host",
+            buildargs={"BASE": base}, labels={LABEL: tier}, network_mode="host",
         ):
             if "stream" in chunk:
                 line = chunk["stream"].rstrip()

@@ -94,7 +94,6 @@ class ReplicaLimits:
 
 TIER_LIMITS: dict[str, ReplicaLimits] = {
     "desktop": ReplicaLimits(),
-    "desktop-full": ReplicaLimits(),
     # Measured with bench/bench_apps_tier.py (cgroup memory usage, page cache included, medians of 3):
     # the XFCE session idles at 165 MiB; with Chromium (one tab) and Calc open, 473 MiB (peak 479),
     # within 40 MiB of the default 512 MiB limit before a page is loaded or a second app opens.

@@ -28,9 +28,11 @@ def _get(ctx: _Context, g: Getter, where: str) -> Any:
     """The value of getter ``g``; ``where`` is ``"task <id>: evaluator.result[0]"`` for error messages."""
     o = g.options
     r = ctx.replica
-    if g.type in ("vm_command_line", "vm_terminal_output"):
+    if g.type == "vm_command_line":
         res = run_command(r, o["command"], o.get("shell"), float(o.get("timeout", 30)))
         return res.output
+    if g.type == "vm_terminal_output":  # the focused terminal's text, as OSWorld's /terminal reads it
+        return r.terminal()
     if g.type == "vm_file":
         try:
             data = r.read_file(o["path"])

@@ -71,6 +71,8 @@ def run_step(replica: Replica, step: SetupStep, *, where: str = "config step") -
             replica.launch(cmd, shell=shell)
         elif step.type == "open":
             replica.launch(["xdg-open", p["path"]])
+        elif step.type == "change_wallpaper":
+            replica.set_wallpaper(p["path"])
         elif step.type == "sleep":
             time.sleep(min(float(p.get("seconds", 1)), 60))
         elif step.type == "activate_window":

@@ -22,7 +22,7 @@ from osgym.tasks.files import check_relative_name, check_source
 
 SETUP_TYPES = frozenset({
     "execute", "command", "launch", "open", "upload_file", "sleep", "activate_window", "close_window",
-    "download", "wait_window",
+    "download", "wait_window", "change_wallpaper",
 })
 GETTER_TYPES = frozenset({
     "vm_command_line", "vm_terminal_output", "vm_file", "list_directory", "rule", "cloud_file", "vm_windows",

@@ -12,6 +12,7 @@ import threading
 import time
 
 import procs
+import wallpaper
 from errors import HttpError, bad, load_json, number
 from screen import Screen
 from xinput import InputError, XInput
@@ -94,6 +95,9 @@ class App:
             ("PUT", "/files"): self.file_put,
             ("GET", "/pointer"): self.pointer,
             ("GET", "/accessibility"): self.accessibility,
+            ("GET", "/terminal"): self.terminal,
+            ("GET", "/wallpaper"): self.wallpaper_get,
+            ("POST", "/wallpaper"): self.wallpaper_set,
             ("POST", "/recording/start"): self.recording_start,
             ("POST", "/recording/stop"): self.recording_stop,
             ("GET", "/recording"): self.recording_get,
@@ -300,6 +304,17 @@ class App:
                              max_nodes=number(q, "max_nodes", 1, 200_000, default=20_000, kind=int),
                              max_bytes=number(q, "max_bytes", 1024, 64 * 2**20, default=32 * 2**20, kind=int))
         return 200, xml.encode(), {"Content-Type": "application/xml; charset=utf-8"}
+
+    def terminal(self, q, body):
+        """The text of the focused terminal (VTE's accessible text: xfce4-terminal, not xterm), or null."""
+        return 200, {"output": self.a11y.terminal(timeout=number(q, "timeout", 0.5, 60, default=10))}, None
+
+    # ---- desktop -------------------------------------------------------------
+    def wallpaper_get(self, q, body):
+        return 200, {"path": wallpaper.current(self.child_env())}, None
+
+    def wallpaper_set(self, q, body):
+        return 200, {"status": "success", "path": wallpaper.change(load_json(body).get("path"), self.child_env())}, None
 
     def recording_start(self, q, body):
         data = load_json(body)

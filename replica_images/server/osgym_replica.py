@@ -22,6 +22,7 @@ import functools
 import json
 import os
 import secrets
+import select
 import signal
 import socket
 import socketserver
@@ -56,6 +57,7 @@ CHILD_ENV_DROP = ("OSGYM_TOKEN",)
 
 SESSION_BUS = "unix:path=/tmp/runtime-user/bus"
 XAUTHORITY = "/home/user/.Xauthority"
+SESSION_TIMEOUT_S = 60.0  # the session's first start; ~1-3 s on a quiet machine, 20+ s seen under load
 
 
 def child_env():
@@ -86,10 +88,10 @@ def read_token():
     return token
 
 
-def _spawn(argv, env):
+def _spawn(argv, env, pass_fds=()):
     """Start one of the desktop's processes as `user`."""
     return subprocess.Popen(argv, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL, start_new_session=True, **uids.AS_USER)
+                            stderr=subprocess.DEVNULL, start_new_session=True, pass_fds=pass_fds, **uids.AS_USER)
 
 
 def _as_user_exists(path):
@@ -157,9 +159,45 @@ class Desktop:
         self.procs["dbus"] = _spawn(["dbus-daemon", "--session", "--nofork", "--nopidfile", f"--address={SESSION_BUS}"],
                                     env)
         _wait_for(lambda: _as_user_exists(sock), "session bus")
+        ready_r, ready_w = os.pipe()
         for name in self.RESTARTABLE:
-            self.procs[name] = _spawn(self._argv(name), env)
+            if name == "session":
+                self.procs[name] = _spawn(self._argv(name), {**env, "OSGYM_READY_FD": str(ready_w)}, (ready_w,))
+            else:
+                self.procs[name] = _spawn(self._argv(name), env)
+        os.close(ready_w)
+        self._wait_until_managed(ready_r)
         threading.Thread(target=self._watch, name="desktop-watchdog", daemon=True).start()
+
+    def _wait_until_managed(self, ready_fd, timeout=SESSION_TIMEOUT_S):
+        """Return once windows get managed: the session script said "ready" on ``ready_fd`` (it
+        writes it when its panel and desktop are drawn), or, with openbox, the window manager set
+        _NET_SUPPORTING_WM_CHECK. A window mapped before that lands at 0,0 without decorations.
+
+        Past ``timeout`` (or if the session script exits without "ready") the server starts anyway
+        and says so on stderr: the replica works, and the pool's screenshot check still applies.
+        """
+        deadline = time.monotonic() + timeout
+        with os.fdopen(ready_fd, "rb", buffering=0) as ready:
+            if self.SESSION:
+                got = b""
+                while b"\n" not in got and time.monotonic() < deadline:
+                    if select.select([ready], [], [], max(0.0, deadline - time.monotonic()))[0]:
+                        chunk = ready.read(64)
+                        if not chunk:
+                            break
+                        got += chunk
+                ok = got.startswith(b"ready")
+            else:
+                wm_check = self._x_admin.intern_atom("_NET_SUPPORTING_WM_CHECK")
+                root = self._x_admin.screen().root
+                ok = False
+                while not ok and time.monotonic() < deadline:
+                    ok = root.get_full_property(wm_check, X.AnyPropertyType) is not None
+                    if not ok:
+                        time.sleep(0.01)
+        if not ok:
+            print(f"desktop session not ready within {timeout} s: serving anyway", file=sys.stderr, flush=True)
 
     def _admit_server(self):
         """Let the X server admit the control server by its uid (SO_PEERCRED), cookie or not.

@@ -15,6 +15,7 @@ import time
 from urllib.parse import parse_qs
 
 import procs
+import wallpaper
 from api import confine, read_file, write_file
 from errors import HttpError, bad, load_json, number
 
@@ -81,6 +82,10 @@ def routes(app):
 
     def terminal(q, body, headers=None):
         return 200, {"output": app.a11y.terminal(), "status": "success"}, None
+
+    def change_wallpaper(q, body, headers=None):
+        wallpaper.change(load_json(body).get("path"), env())
+        return text(200, "Wallpaper changed successfully")
 
     def get_file(q, body, headers=None):
         fields = form(body, headers)
@@ -262,6 +267,7 @@ def routes(app):
         ("POST", "/setup/open_file"): open_file,
         ("POST", "/setup/activate_window"): activate_window,
         ("POST", "/setup/close_window"): close_window,
+        ("POST", "/setup/change_wallpaper"): change_wallpaper,
         ("GET", "/accessibility"): accessibility,
         ("GET", "/terminal"): terminal,
         ("POST", "/file"): get_file,

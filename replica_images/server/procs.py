@@ -131,22 +131,25 @@ OPENERS = (  # (extensions, candidate programs): the first program on PATH opens
     ((".ppt", ".pptx", ".odp"), ("libreoffice --impress",)),
     ((".html", ".htm", ".pdf"), ("chromium", "mousepad")),
     ((".png", ".jpg", ".jpeg", ".gif", ".bmp", ".webp", ".svg", ".tif", ".tiff"), ("ristretto",)),
+    ((".xcf",), ("gimp",)),
+    ((".mp3", ".mp4", ".mkv", ".avi", ".mov", ".ogg", ".ogv", ".wav", ".webm", ".flac"), ("vlc",)),
+    (("", ".txt", ".md", ".py", ".sh", ".json", ".xml", ".log", ".cfg", ".ini", ".yaml", ".yml"),
+     ("mousepad", "gedit")),
 )
+FOLDER_OPENERS = ("pcmanfm", "thunar")  # the desktop tier's file manager, the apps tier's
 
 
 def opener(path):
     """argv that opens ``path`` in the tier's matching application (gio's MIME defaults otherwise)."""
-    if os.path.isdir(path):
-        return ["pcmanfm", path]
     ext = os.path.splitext(path)[1].lower()
-    for exts, programs in OPENERS:
-        if ext in exts:
-            for prog in programs:
-                argv = prog.split()
-                if shutil.which(argv[0]):
-                    return [*argv, path]
-    if ext in ("", ".txt", ".md", ".py", ".sh", ".json", ".xml", ".log", ".cfg", ".ini", ".yaml", ".yml"):
-        return ["mousepad", path]
+    if os.path.isdir(path):
+        candidates = FOLDER_OPENERS
+    else:
+        candidates = next((programs for exts, programs in OPENERS if ext in exts), ())
+    for prog in candidates:
+        argv = prog.split()
+        if shutil.which(argv[0]):
+            return [*argv, path]
     return ["gio", "open", path]
 
 

@@ -1,8 +1,8 @@
 """The apps tier's fixtures: the ``image`` fixture here builds ``osgym/apps`` (so ``make_pool``
 from tests/conftest.py starts apps replicas), with the tier's limits and a 1920x1080 screen.
 
-Not part of ``make test`` (its Makefile target ignores tests/apps): a cold build of the apps
-image takes long enough to matter for CI's budget; ``make test-apps`` runs these.
+``make test`` builds the image first (``make images-apps``), so the build's time shows there,
+not inside a test; ``make test-apps`` runs only these.
 """
 
 from __future__ import annotations

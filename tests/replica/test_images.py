@@ -37,7 +37,7 @@ def test_content_hash_covers_wheels_tier_and_server(tmp_path: Path) -> None:
     root = _tree(tmp_path, wheels)
     first = images.content_hash("desktop", root=root)
     assert images.content_hash("desktop", root=root) == first
-    assert images.content_hash("desktop-full", root=root) != first
+    assert images.content_hash("apps", root=root) != first
     (root / "wheels" / "pymsgbox-2.0.1-py3-none-any.whl").write_bytes(b"changed")
     second = images.content_hash("desktop", root=root)
     assert second != first
@@ -76,9 +76,9 @@ def test_an_unknown_tier_is_an_image_error(tmp_path: Path) -> None:
 
 def test_a_recipe_may_ask_for_the_apps_tier_and_gets_its_limits() -> None:
     assert load_recipe({"name": "x", "episodes": 1, "tier": "apps"}).tier == "apps"
-    assert load_recipe({"name": "x", "episodes": 1, "tier": "desktop-full"}).tier == "desktop-full"  # kept for now
-    with pytest.raises(ConfigError, match="tier"):
-        load_recipe({"name": "x", "episodes": 1, "tier": "office"})
+    for retired in ("office", "desktop-full"):  # desktop-full: the apps tier replaced it
+        with pytest.raises(ConfigError, match="tier"):
+            load_recipe({"name": "x", "episodes": 1, "tier": retired})
     # Chromium + Calc alone take ~473 MiB and ~132 threads (bench/bench_apps_tier.py): past the desktop default.
     apps, desktop = limits_for("apps"), limits_for("desktop")
     assert desktop == ReplicaLimits()

@@ -181,3 +181,17 @@ def test_protocol_errors_are_json(shared_replica: Replica, request_bytes: bytes,
     assert got == status
     assert b'"error"' in body
     assert shared_replica.health()["status"] == "ok"
+
+
+def test_desktop_tier_says_it_has_no_wallpaper_and_xterm_no_terminal_text(shared_replica: Replica) -> None:
+    """The openbox desktop has no wallpaper to set (409, not a crash or a silent success), and xterm's
+    text is not in the accessibility tree: /terminal answers null, as OSWorld's does with no terminal."""
+    with pytest.raises(RequestRejected) as exc:
+        shared_replica.set_wallpaper("/usr/share/pixmaps/debian-logo.png")
+    assert exc.value.status == 409 and "apps tier" in str(exc.value)
+    shared_replica.launch(["xterm", "-T", "no-a11y-xterm", "-xrm", "XTerm*allowTitleOps: false"])
+    shared_replica.wait_window("no-a11y-xterm", timeout=15, focused=True)
+    try:
+        assert shared_replica.terminal() is None
+    finally:
+        shared_replica.close_window("no-a11y-xterm")

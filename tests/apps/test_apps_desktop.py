@@ -1,0 +1,118 @@
+"""The apps tier's desktop routes: readiness covers the XFCE session, ``/terminal`` reads
+xfce4-terminal's text, and the wallpaper can be read and changed, natively and in OSWorld's
+compatibility mode (the request shapes OSWorld's SetupController and PythonController send).
+"""
+
+from __future__ import annotations
+
+import io
+import time
+from collections.abc import Callable, Iterator
+
+import docker
+import httpx
+import pytest
+from PIL import Image
+
+from osgym.errors import RequestRejected, SetupError
+from osgym.replicas.actions import Press, Typing
+from osgym.replicas.client import Replica
+from osgym.replicas.pool import ReplicaPool, limits_for
+from osgym.tasks.setup import run_step
+from osgym.tasks.spec import SetupStep
+from tests.apps.test_apps_open import SCREEN, SESSION_UP
+from tests.replica.helpers import compat_replica
+
+pytestmark = [pytest.mark.docker, pytest.mark.slow]
+
+WALLPAPER_RGB = (201, 37, 119)
+DESKTOP_SPOT = (1500, 600)
+"""A point of the bare desktop: right of the icon column, between the panels."""
+
+
+@pytest.fixture(scope="module")
+def apps_replica(image: str, docker_client: docker.DockerClient) -> Iterator[Replica]:
+    pool = ReplicaPool(image, 1, standby=0, name=f"apps-desktop-{time.monotonic_ns() % 10**6}",
+                       docker_client=docker_client, screen=SCREEN, limits=limits_for("apps"))
+    try:
+        pool.start()
+        yield pool.acquire()
+    finally:
+        pool.close()
+
+
+def _solid_png(rgb: tuple[int, int, int]) -> bytes:
+    buf = io.BytesIO()
+    Image.new("RGB", (64, 36), rgb).save(buf, format="PNG")
+    return buf.getvalue()
+
+
+def _wait_desktop_color(replica: Replica, rgb: tuple[int, int, int], timeout: float = 15) -> None:
+    deadline = time.monotonic() + timeout
+    while True:
+        got = Image.open(io.BytesIO(replica.screenshot().data)).convert("RGB").getpixel(DESKTOP_SPOT)
+        if all(abs(a - b) <= 6 for a, b in zip(got, rgb, strict=True)):
+            return
+        assert time.monotonic() < deadline, f"desktop at {DESKTOP_SPOT} is {got}, expected about {rgb}"
+        time.sleep(0.25)
+
+
+def test_ready_means_the_session_is_up(make_pool: Callable[..., ReplicaPool]) -> None:
+    """A leased replica's panel and desktop are already drawn: the server answers /health only after
+    the session script reports them (an app launched before mapped at 0,0, undecorated)."""
+    pool = make_pool(1, screen=SCREEN, limits=limits_for("apps"))
+    with pool.lease(timeout=120) as replica:
+        res = replica.execute(SESSION_UP, shell=True, timeout=10)
+        assert res.returncode == 0, f"session not up when the replica was ready: {res}"
+        assert all(replica.health()["desktop"].values())
+
+
+def test_terminal_returns_the_focused_terminals_text(apps_replica: Replica) -> None:
+    apps_replica.launch(["xfce4-terminal", "--title", "osgym-term"])
+    apps_replica.wait_window("osgym-term", timeout=20, focused=True)
+    apps_replica.act([Typing(text="echo osgym-terminal-$((6*7))"), Press(key="enter")])
+    deadline = time.monotonic() + 20
+    text = None
+    while text is None or "osgym-terminal-42" not in text:
+        assert time.monotonic() < deadline, f"terminal text without the command's output: {text!r}"
+        time.sleep(0.25)
+        text = apps_replica.terminal()
+    assert "echo osgym-terminal-$((6*7))" in text  # the command line too, as a person sees it
+    apps_replica.close_window("osgym-term")
+
+
+def test_wallpaper_changes_natively(apps_replica: Replica) -> None:
+    assert apps_replica.wallpaper() == "/usr/share/backgrounds/osgym/wallpaper"
+    apps_replica.write_file("/home/user/Documents/solid.png", _solid_png(WALLPAPER_RGB))
+    # As a task file's setup step (OSWorld's "change_wallpaper"), which calls POST /wallpaper.
+    run_step(apps_replica, SetupStep(type="change_wallpaper", parameters={"path": "~/Documents/solid.png"}))
+    assert apps_replica.wallpaper() == "/home/user/Documents/solid.png"
+    _wait_desktop_color(apps_replica, WALLPAPER_RGB)
+    with pytest.raises(RequestRejected) as exc:
+        apps_replica.set_wallpaper("/home/user/Documents/missing.png")
+    assert exc.value.status == 404
+    with pytest.raises(SetupError, match=r"config\[0\].*missing.png"):
+        run_step(apps_replica, SetupStep(type="change_wallpaper", parameters={"path": "~/Documents/missing.png"}),
+                 where="task t: config[0]")
+    assert apps_replica.wallpaper() == "/home/user/Documents/solid.png"  # unchanged by the failed call
+
+
+def test_osworld_change_wallpaper_and_terminal_in_compat_mode(image: str, docker_client: docker.DockerClient) -> None:
+    with compat_replica(docker_client, image, SCREEN, mem_limit="1536m", pids_limit=1024, ready_timeout=90) as url, \
+            httpx.Client(base_url=url, timeout=60) as vm:
+        up = vm.post("/setup/upload", data={"file_path": "/home/user/Documents/osworld.png"},
+                     files={"file_data": ("osworld.png", _solid_png((20, 160, 60)))})
+        assert up.status_code == 200
+        r = vm.post("/setup/change_wallpaper", json={"path": "~/Documents/osworld.png"})
+        assert (r.status_code, r.text) == (200, "Wallpaper changed successfully")
+        assert vm.post("/setup/change_wallpaper", json={}).status_code == 400
+        assert vm.post("/setup/change_wallpaper", json={"path": "/nope.png"}).status_code == 404
+        deadline = time.monotonic() + 15
+        while True:
+            shot = Image.open(io.BytesIO(vm.get("/screenshot").content)).convert("RGB")
+            if shot.getpixel(DESKTOP_SPOT) == (20, 160, 60):
+                break
+            assert time.monotonic() < deadline, f"compat wallpaper not shown: {shot.getpixel(DESKTOP_SPOT)}"
+            time.sleep(0.25)
+        # No terminal focused yet: output null, as OSWorld answers.
+        assert vm.get("/terminal").json() == {"output": None, "status": "success"}
