@@ -2,7 +2,10 @@
 
 Usage::
 
-    python3 bench/bench_apps_tier.py [--image osgym/apps:<hash>] [--n 3] [--mem-mib 4096]
+    python3 bench/bench_apps_tier.py [--tier apps|desktop] [--image TAG] [--n 3] [--mem-mib 4096]
+
+``--tier desktop`` measures the desktop tier the same way (idle only: it has no Chromium or
+Calc), for a side-by-side table from one session.
 
 For each of ``--n`` fresh replicas (one at a time): seconds from ``pool.start()`` to
 ``/health`` answering (the pool's "ready") and on to the XFCE panel's window being mapped
@@ -13,7 +16,13 @@ after 20 s idle; then Chromium and ``libreoffice --calc`` launched, both windows
 and the cgroup task count (``pids.current``,
 what ``pids_limit`` counts: threads, not processes). The replica runs with a high memory limit
 (``--mem-mib``) so the figures are what the apps use, not what a limit squeezed them to.
-``*_ws_mib``: the working set (usage minus inactive file cache).
+``*_ws_mib``: the working set (usage minus inactive file cache). ``*_pss_mib``: the proportional
+set size of every process in the container plus its ``containerd-shim`` (from the host's
+``/proc/<pid>/smaps_rollup``: shared libraries split between the processes that map them), the
+figure that adds up across replicas on one host; it needs root on the Docker host. One replica
+alone carries the whole of every shared page (Xvfb's GLX maps libLLVM, ~43 MiB), so
+``--shared K`` also holds K idle replicas at once and reports their PSS divided by K: what one
+more replica costs on a host that already runs some.
 Prints one JSON line per replica and a summary line with medians.
 """
 
@@ -21,9 +30,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import time
 import uuid
+from pathlib import Path
 from typing import Any
 
 from osgym.replicas import images
@@ -70,13 +81,55 @@ def _wait_window(replica: Replica, needle: str, timeout: float) -> float:
     raise TimeoutError(f"no window like {needle!r} within {timeout} s")
 
 
+def _pss_mib(replica: Replica) -> float | None:
+    """PSS of the container's processes and its shim, read on the host (None if /proc is not readable)."""
+    container = replica.container
+    if container is None:
+        return None
+    pids = {int(row[1]) for row in container.top(ps_args="-eo user,pid")["Processes"]}
+    for d in Path("/proc").iterdir():
+        try:
+            if d.name.isdigit() and b"containerd-shim" in (d / "cmdline").read_bytes()[:200] \
+                    and container.id.encode() in (d / "cmdline").read_bytes():
+                pids.add(int(d.name))
+        except OSError:
+            continue
+    total_kib = 0
+    for pid in pids:
+        try:
+            for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
+                if line.startswith("Pss:"):
+                    total_kib += int(line.split()[1])
+        except (OSError, ValueError):
+            continue  # a process that exited meanwhile
+    return round(total_kib / 1024, 1) if total_kib else None
+
+
+def shared_idle(image: str, tier_name: str, k: int) -> dict[str, Any]:
+    """K idle replicas at once, 20 s after all are ready: PSS (with shims) per replica."""
+    name = f"bench-apps-shared-{uuid.uuid4().hex[:6]}"
+    pool = ReplicaPool(image, k, name=name, screen=(1920, 1080), standby=0, limits=limits_for(tier_name))
+    try:
+        pool.start()
+        held = [pool.acquire(timeout=180) for _ in range(k)]
+        time.sleep(20)
+        pss = [_pss_mib(r) for r in held]
+        for r in held:
+            pool.release(r)
+    finally:
+        pool.close()
+        reap(pool=name)
+    known = [p for p in pss if p is not None]
+    return {"shared": k, "idle_pss_mib_per_replica": round(sum(known) / len(known), 1) if known else None}
+
+
 def _panel_mapped(replica: Replica) -> bool:
     res = replica.execute("xwininfo -root -tree | grep -c '\"xfce4-panel\".*1920x'", shell=True, timeout=10)
     return res.output.strip() not in ("", "0")
 
 
-def one(image: str, mem_mib: int) -> dict[str, Any]:
-    tier = limits_for("apps")
+def one(image: str, mem_mib: int, tier_name: str) -> dict[str, Any]:
+    tier = limits_for(tier_name)
     limits = ReplicaLimits(mem_mib=mem_mib, cpus=tier.cpus, pids=tier.pids, shm_mib=tier.shm_mib)
     name = f"bench-apps-{uuid.uuid4().hex[:6]}"
     t0 = time.monotonic()
@@ -85,23 +138,27 @@ def one(image: str, mem_mib: int) -> dict[str, Any]:
         pool.start()
         ready_s = time.monotonic() - t0
         with pool.lease(timeout=120) as r:
-            while not _panel_mapped(r) and time.monotonic() - t0 < 120:
+            while tier_name == "apps" and not _panel_mapped(r) and time.monotonic() - t0 < 120:
                 time.sleep(0.2)
             session_s = time.monotonic() - t0
             time.sleep(20)
-            idle, idle_ws = _cgroup(r, "memory"), _working_set(r)
+            idle, idle_ws, idle_pss = _cgroup(r, "memory"), _working_set(r), _pss_mib(r)
+            if tier_name != "apps":
+                return {"ready_s": round(ready_s, 2), "idle_mib": round(idle / MIB) if idle else None,
+                        "idle_ws_mib": round(idle_ws / MIB) if idle_ws else None, "idle_pss_mib": idle_pss}
             r.launch("chromium")
             r.launch("libreoffice --calc", shell=False)
             chromium_s = _wait_window(r, "chromium", 60)
             calc_s = _wait_window(r, "libreoffice-calc", 60)
             time.sleep(20)
-            both, both_ws = _cgroup(r, "memory"), _working_set(r)
+            both, both_ws, both_pss = _cgroup(r, "memory"), _working_set(r), _pss_mib(r)
             peak = _cgroup(r, "memory_peak")
             tasks = _cgroup(r, "tasks")
     finally:
         pool.close()
         reap(pool=name)
-    return {"ready_s": round(ready_s, 1), "session_drawn_s": round(session_s, 1),
+    return {"ready_s": round(ready_s, 2), "session_drawn_s": round(session_s, 2),
+            "idle_pss_mib": idle_pss, "chromium_calc_pss_mib": both_pss,
             "idle_mib": round(idle / MIB) if idle else None, "chromium_calc_mib": round(both / MIB) if both else None,
             "idle_ws_mib": round(idle_ws / MIB) if idle_ws else None,
             "chromium_calc_ws_mib": round(both_ws / MIB) if both_ws else None,
@@ -111,19 +168,25 @@ def one(image: str, mem_mib: int) -> dict[str, Any]:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--image", default=None, help="default: the apps tier's current tag (built if missing)")
+    ap.add_argument("--tier", default="apps", choices=images.TIERS)
+    ap.add_argument("--image", default=None, help="default: the tier's current tag (built if missing)")
     ap.add_argument("--n", type=int, default=3)
     ap.add_argument("--mem-mib", type=int, default=4096)
+    ap.add_argument("--shared", type=int, default=0, help="also hold this many idle replicas at once (PSS per replica)")
     args = ap.parse_args()
-    image = args.image or images.ensure_image("apps")
+    image = args.image or images.ensure_image(args.tier)
+    load_before = round(os.getloadavg()[0], 2)  # the host is shared: record how busy it was
     rows = []
     for _ in range(args.n):
-        row = one(image, args.mem_mib)
+        row = one(image, args.mem_mib, args.tier)
         rows.append(row)
         print(json.dumps(row), flush=True)
     summary = {k: statistics.median(r[k] for r in rows if r[k] is not None)
                for k in rows[0] if all(r[k] is not None for r in rows)}
-    print(json.dumps({"image": image, "n": len(rows), "median": summary}), flush=True)
+    if args.shared:
+        summary.update(shared_idle(image, args.tier, args.shared))
+    print(json.dumps({"tier": args.tier, "image": image, "n": len(rows), "median": summary,
+                      "loadavg_1m_before": load_before, "loadavg_1m_after": round(os.getloadavg()[0], 2)}), flush=True)
 
 
 if __name__ == "__main__":

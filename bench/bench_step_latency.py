@@ -1,6 +1,6 @@
 """Step latency and idle memory of a replica, end to end from the host.
 
-One step = one typed action (``POST /actions``) + one JPEG screenshot at 1280x800
+One step = one typed action (``POST /actions``) + one JPEG screenshot at 1280x800 (``--screen`` to change)
 (``GET /screenshot?format=jpeg``), each a separate request through the
 ``Replica`` client over the pool's default transport (a Unix socket), as an
 episode runner does it. Reports p50/p95/p99 of the step and of each half, after
@@ -30,7 +30,7 @@ import docker
 from osgym.replicas import images
 from osgym.replicas.actions import Click, MoveTo, Press, Scroll, Typing
 from osgym.replicas.client import Replica
-from osgym.replicas.pool import ReplicaPool
+from osgym.replicas.pool import ReplicaPool, limits_for
 
 SCREEN = (1280, 800)
 
@@ -133,16 +133,19 @@ def main() -> None:
     p.add_argument("--format", default="jpeg", choices=("jpeg", "png"))
     p.add_argument("--quality", type=int, default=80)
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--screen", default=f"{SCREEN[0]}x{SCREEN[1]}", help="WIDTHxHEIGHT of the replica's screen")
     p.add_argument("--json", help="also write the results to this file")
     p.add_argument("--image", help="an existing image tag to measure instead of building --tier (A/B comparisons)")
     p.add_argument("--a11y", action="store_true", help="also read the accessibility tree each step")
     p.add_argument("--exec", dest="exec_", action="store_true", help="also run `true` through /execute each step")
     args = p.parse_args()
+    width, _, height = args.screen.partition("x")
+    screen = (int(width), int(height))
 
     load_before = round(os.getloadavg()[0], 2)  # the host is shared: record how busy it was
     client = docker.from_env(max_pool_size=8)
     tag = args.image or images.build(args.tier, client=client, log=lambda m: print(m, flush=True)).tag
-    with ReplicaPool(tag, 1, standby=0, screen=SCREEN, docker_client=client,
+    with ReplicaPool(tag, 1, standby=0, screen=screen, docker_client=client, limits=limits_for(args.tier),
                      name=f"bench-steps-{int(time.time())}") as pool, pool.lease() as replica:
         memory = idle_memory(replica.container)
         replica.write_file("/home/user/Documents/bench.txt", "".join(f"line {i}: lorem ipsum dolor sit amet\n"
@@ -152,7 +155,7 @@ def main() -> None:
         replica.act([], settle=2.0)
         result = run_steps(replica, args.steps, args.warmup, args.format, args.quality, args.seed,
                            a11y=args.a11y, exec_=args.exec_)
-    result.update(tier=args.tier, image=tag, screen=list(SCREEN), idle_memory=memory, transport="unix",
+    result.update(tier=args.tier, image=tag, screen=list(screen), idle_memory=memory, transport="unix",
                   cpus=os.cpu_count(), loadavg_1m_before=load_before, loadavg_1m_after=round(os.getloadavg()[0], 2))
     print(json.dumps(result, indent=2))
     if args.json:
