@@ -8,7 +8,7 @@ from typing import Any
 
 from osgym.errors import ActionFailed, RequestRejected, SetupError
 from osgym.replicas.client import ExecResult, Replica
-from osgym.tasks.files import read_task_file
+from osgym.tasks.files import Scratch, read_task_file
 from osgym.tasks.spec import SetupStep
 
 
@@ -45,7 +45,7 @@ def run_command(replica: Replica, command: str | list[str], shell: bool | None, 
     return replica.execute(command, shell=shell, timeout=timeout)
 
 
-def run_step(replica: Replica, step: SetupStep, *, where: str = "config step") -> None:
+def run_step(replica: Replica, step: SetupStep, *, where: str = "config step", scratch: Scratch | None = None) -> None:
     """Run one setup step.
 
     ``download`` and ``upload_file`` read their sources on the host through
@@ -54,6 +54,9 @@ def run_step(replica: Replica, step: SetupStep, *, where: str = "config step") -
 
     Args:
         where: the step in its task (``"task <id>: config[2]"``), for error messages.
+        scratch: the evaluation's scratch directory, where an ``execute`` step's ``stdout`` parameter (a
+            relative name) saves its output for a ``cache_file`` getter (OSWorld's cache directory);
+            without one (``config[]`` steps) the output is not kept.
 
     Raises:
         SetupError: naming ``where``, if the step fails inside the replica or names a source it may not read.
@@ -66,6 +69,8 @@ def run_step(replica: Replica, step: SetupStep, *, where: str = "config step") -
             res = run_command(replica, cmd, shell, float(p.get("timeout", 60)))
             if res.returncode != 0 and not p.get("ignore_errors", False):
                 raise SetupError(f"{step.type} {cmd!r} exited {res.returncode}: {res.error.strip()[:300]}")
+            if scratch is not None and p.get("stdout"):
+                scratch.write(p["stdout"], res.output.encode(), where=f"{where}.parameters.stdout", error=SetupError)
         elif step.type == "launch":
             cmd, shell = _command(p)
             replica.launch(cmd, shell=shell)
@@ -108,7 +113,8 @@ def run_step(replica: Replica, step: SetupStep, *, where: str = "config step") -
         raise SetupError(f"{where}: {step.type} step rejected by the replica: {exc}") from exc
 
 
-def run_setup(replica: Replica, steps: list[SetupStep], *, task_id: str = "?", field: str = "config") -> None:
+def run_setup(replica: Replica, steps: list[SetupStep], *, task_id: str = "?", field: str = "config",
+              scratch: Scratch | None = None) -> None:
     """Run ``steps`` in order; errors name the task and the step (``task <id>: config[2]``).
 
     Raises:
@@ -116,6 +122,6 @@ def run_setup(replica: Replica, steps: list[SetupStep], *, task_id: str = "?", f
         ReplicaError: if the replica itself fails.
     """
     for i, step in enumerate(steps):
-        run_step(replica, step, where=f"task {task_id}: {field}[{i}]")
+        run_step(replica, step, where=f"task {task_id}: {field}[{i}]", scratch=scratch)
 
 
