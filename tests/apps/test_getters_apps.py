@@ -210,6 +210,19 @@ def test_cookie_data(profile: Replica, osworld: OSWorld, tmp_path: Path) -> None
 
 # ---- Chromium through DevTools ------------------------------------------------------------------------
 
+def test_devtools_getters_without_chromium_give_what_osworld_gives(profile: Replica) -> None:
+    """The agent closed the browser: no tabs, no active URL (a score of 0), not an evaluator error."""
+    c = Context(profile)
+    try:
+        assert _fetch(c, "open_tabs_info") == []
+        assert _fetch(c, "active_url_from_accessTree") is None
+        assert _fetch(c, "active_tab_info") is None
+        assert _fetch(c, "active_tab_url_parse", parse_keys=["q"]) is None
+        assert _fetch(c, "active_tab_html_parse", category="xpath", xpathObject={"//b": "b"}) is None
+    finally:
+        c.close()
+
+
 PAGE = """<!doctype html><html><head><title>Osgym Page</title></head><body>
 <p class="price">12 EUR</p><p class="price">15 EUR</p><span class="city"> Zurich </span>
 <div id="box"><b>bold text</b></div><input id="q" value=" typed words ">

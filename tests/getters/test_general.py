@@ -119,7 +119,8 @@ def test_rule_relativeTime_options_are_checked_at_load() -> None:
     from osgym.tasks.spec import load_task
     task = {"id": "t-rel", "instruction": "x", "evaluator": {"func": "exact_match", "result": {
         "type": "rule_relativeTime", "rules": {"relativeTime": {"from": "someday"}, "expected": {"time": "x"}}}}}
-    with pytest.raises(TaskLoadError, match=r"evaluator.result.rules.relativeTime.from: Input should be .*\(getter 'rule_relativeTime'\)"):
+    named = r"evaluator.result.rules.relativeTime.from: Input should be .*\(getter 'rule_relativeTime'\)"
+    with pytest.raises(TaskLoadError, match=named):
         load_task(task)
 
 

@@ -42,7 +42,7 @@ def pages():
     try:
         return [t for t in http("/json/list") if t.get("type") == "page"]
     except OSError as exc:
-        print(json.dumps({"error": "no DevTools at %s: %s" % (BASE, exc)}))
+        print(json.dumps({"no_devtools": "no DevTools at %s: %s" % (BASE, exc)}))
         sys.exit(0)
 
 class WS:
@@ -180,11 +180,13 @@ _QUERY_FUNCTION = r"""function (spec) {
 }"""
 
 
-def devtools(ctx: Context, request: dict[str, Any], where: str, timeout: float = 60) -> Any:
-    """Run :data:`DEVTOOLS_SCRIPT` in the replica with ``request``; its JSON answer.
+def devtools(ctx: Context, request: dict[str, Any], where: str, *, missing: Any = None, timeout: float = 60) -> Any:
+    """Run :data:`DEVTOOLS_SCRIPT` in the replica with ``request``; its JSON answer, or ``missing`` when
+    DevTools does not answer: Chromium is not running (the agent may have closed it), which scores 0
+    as OSWorld's getters do (they return an empty list or None), not an evaluator error.
 
     Raises:
-        EvaluatorError: naming ``where``, if the program fails or DevTools does not answer (no Chromium).
+        EvaluatorError: naming ``where``, if the program fails or DevTools answers something unusable.
     """
     res = ctx.replica.execute(["python3", "-c", DEVTOOLS_SCRIPT, json.dumps({"devtools": DEVTOOLS, **request})],
                               timeout=timeout)
@@ -194,8 +196,8 @@ def devtools(ctx: Context, request: dict[str, Any], where: str, timeout: float =
         answer = json.loads(res.output)
     except ValueError as exc:
         raise EvaluatorError(f"{where}: Chromium's DevTools answered no JSON: {res.output[:200]!r}") from exc
-    if isinstance(answer, dict) and set(answer) == {"error"}:
-        raise EvaluatorError(f"{where}: {answer['error']} (is Chromium running?)")
+    if isinstance(answer, dict) and set(answer) == {"no_devtools"}:
+        return missing
     return answer
 
 
@@ -238,7 +240,7 @@ def active_url(ctx: Context, prefix: str, where: str) -> str | None:
 @getter("open_tabs_info")
 def open_tabs_info(ctx: Context, o: None, where: str) -> list[dict[str, str]]:
     """Every open tab as ``{"title", "url"}``, in the order they were last used, oldest first."""
-    tabs: list[dict[str, str]] = devtools(ctx, {"op": "tabs"}, where)
+    tabs: list[dict[str, str]] = devtools(ctx, {"op": "tabs"}, where, missing=[])
     return list(reversed(tabs))
 
 
@@ -332,6 +334,6 @@ class PageOptions(_Options):
 def page_info(ctx: Context, o: PageOptions, where: str) -> dict[str, str] | None:
     """Opens ``url`` in a new tab, waits for it to load (at most ``timeout`` s), and returns its
     ``{"title", "url", "content"}``; the tab is closed again."""
-    info: dict[str, str] | None = devtools(ctx, {"op": "open", "url": o.url, "timeout": min(o.timeout, 120)}, where,
-                                           timeout=min(o.timeout, 120) + 30)
+    wait = min(o.timeout, 120)
+    info: dict[str, str] | None = devtools(ctx, {"op": "open", "url": o.url, "timeout": wait}, where, timeout=wait + 30)
     return info

@@ -59,8 +59,8 @@ def accessibility_tree(ctx: Context, o: None, where: str) -> str:
 @getter("vm_screen_size")
 def vm_screen_size(ctx: Context, o: None, where: str) -> dict[str, int]:
     """``{"width", "height"}`` of the screen in pixels."""
-    shot = ctx.replica.screenshot(format="jpeg", quality=10)  # the smallest encoding: only its size is read
-    return {"width": shot.width, "height": shot.height}
+    width, height = ctx.replica.health()["screen"]
+    return {"width": int(width), "height": int(height)}
 
 
 class WindowSizeOptions(_Options):
