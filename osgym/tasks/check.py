@@ -28,7 +28,8 @@ from typing import Any
 
 from osgym.errors import TaskLoadError
 from osgym.tasks import getters, metrics
-from osgym.tasks.spec import SETUP_REFUSED, SETUP_TYPES, load_task
+from osgym.tasks.devtools import live_urls
+from osgym.tasks.spec import BROWSER_STEPS, SETUP_REFUSED, SETUP_TYPES, load_task
 
 __all__ = ["CheckReport", "check_dir", "refused_names"]
 
@@ -38,6 +39,8 @@ def _reason(kind: str, name: str) -> str:
         return getters.REFUSED[name]
     if kind == "setup" and name in SETUP_REFUSED:
         return SETUP_REFUSED[name]
+    if kind == "live site":
+        return "it names live third-party websites; replicas are offline"
     if kind == "metric" and name == "''":
         return "an empty evaluator.func: OSWorld cannot run it either"
     return "not implemented"
@@ -84,7 +87,8 @@ def _getters(ev: dict[str, Any]) -> list[Any]:
 
 
 def refused_names(data: Any) -> list[tuple[str, str]]:
-    """The (kind, name) pairs of a task's JSON that osgym has no function for: ``setup``, ``metric``, ``getter``.
+    """The (kind, name) pairs of a task's JSON that osgym has no function for: ``setup``, ``metric``, ``getter``;
+    and ``live site`` for a browser step that opens a live third-party website.
 
     >>> refused_names({"config": [{"type": "googledrive"}], "evaluator": {"func": "exact_match",
     ...                "result": {"type": "vm_file", "path": "/a"}, "expected": {"type": "info_from_website"}}})
@@ -100,6 +104,9 @@ def refused_names(data: Any) -> list[tuple[str, str]]:
         t = s.get("type") if isinstance(s, dict) else None
         if isinstance(t, str) and t not in SETUP_TYPES:
             out.append(("setup", t))
+        elif t in BROWSER_STEPS and isinstance(s, dict):
+            if live_urls((s.get("parameters") or {}).get(BROWSER_STEPS[t])):
+                out.append(("live site", t))
     funcs = ev.get("func")
     for f in funcs if isinstance(funcs, list) else [funcs]:
         if isinstance(f, str) and f != "infeasible" and f not in metrics.METRICS.names():

@@ -8,6 +8,7 @@ from typing import Any
 
 from osgym.errors import ActionFailed, RequestRejected, SetupError
 from osgym.replicas.client import ExecResult, Replica
+from osgym.tasks.devtools import NO_BROWSER, ask
 from osgym.tasks.files import Scratch, read_task_file
 from osgym.tasks.spec import SetupStep
 
@@ -93,6 +94,8 @@ def run_step(replica: Replica, step: SetupStep, *, where: str = "config step", s
                 # An app that never maps its window is the replica misbehaving (seen under heavy host load),
                 # not the task: retry the episode on a fresh replica.
                 raise ActionFailed(f"setup: window {p['title']!r} did not appear on replica {replica.id}") from exc
+        elif step.type in ("chrome_open_tabs", "chrome_close_tabs"):
+            _browser_tabs(replica, step, where)
         elif step.type in ("upload_file", "download"):
             files = p.get("files", [])
             for i, f in enumerate(files if isinstance(files, list) else [files]):
@@ -111,6 +114,24 @@ def run_step(replica: Replica, step: SetupStep, *, where: str = "config step", s
         raise SetupError(f"{where}: {step.type} step is missing parameter {exc}") from exc
     except RequestRejected as exc:
         raise SetupError(f"{where}: {step.type} step rejected by the replica: {exc}") from exc
+
+
+BROWSER_WAIT_S = 60.0
+"""How long ``chrome_open_tabs`` waits for Chromium's DevTools (a ``launch`` step may have just started it)."""
+
+
+def _browser_tabs(replica: Replica, step: SetupStep, where: str) -> None:
+    """``chrome_open_tabs``: each URL in a new tab, then the browser's first tab closed (OSWorld's
+    order); ``chrome_close_tabs``: the tabs showing these URLs closed. Through DevTools inside the
+    replica (:mod:`osgym.tasks.devtools`); the URLs were checked at load to stay inside the replica."""
+    if step.type == "chrome_open_tabs":
+        request = {"op": "new_tabs", "urls": step.parameters["urls_to_open"], "wait": BROWSER_WAIT_S}
+    else:
+        request = {"op": "close_tabs", "urls": step.parameters["urls_to_close"]}
+    answer = ask(replica, request, where=where, error=SetupError, timeout=BROWSER_WAIT_S + 60)
+    if answer is NO_BROWSER:
+        raise SetupError(f"{where}: {step.type}: Chromium is not running (no DevTools on the replica's "
+                         "127.0.0.1:9222); launch it in an earlier step")
 
 
 def run_setup(replica: Replica, steps: list[SetupStep], *, task_id: str = "?", field: str = "config",

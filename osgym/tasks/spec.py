@@ -18,12 +18,15 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from osgym.errors import TaskLoadError
 from osgym.tasks import getters, metrics
+from osgym.tasks.devtools import live_urls
 from osgym.tasks.files import check_relative_name, check_source
 
 SETUP_TYPES = frozenset({
     "execute", "command", "launch", "open", "upload_file", "sleep", "activate_window", "close_window",
-    "download", "wait_window", "change_wallpaper",
+    "download", "wait_window", "change_wallpaper", "chrome_open_tabs", "chrome_close_tabs",
 })
+BROWSER_STEPS = {"chrome_open_tabs": "urls_to_open", "chrome_close_tabs": "urls_to_close"}
+"""Setup steps that drive Chromium through DevTools, and the parameter holding their URLs."""
 SETUP_REFUSED: dict[str, str] = {
     "googledrive": "it fills a Google Drive account",
     "login": "it signs in to a third-party account",
@@ -138,6 +141,14 @@ class TaskSpec(BaseModel):
                 raise ValueError(f"unsupported config type {step.type!r}: {SETUP_REFUSED[step.type]}")
             if step.type not in SETUP_TYPES:
                 raise ValueError(f"unsupported config type {step.type!r} (supported: {', '.join(sorted(SETUP_TYPES))})")
+            if step.type in BROWSER_STEPS:
+                urls = step.parameters.get(BROWSER_STEPS[step.type])
+                if not isinstance(urls, list) or not all(isinstance(u, str) and u for u in urls):
+                    raise ValueError(f"{step.type}: parameters.{BROWSER_STEPS[step.type]}: expected a list of URLs, "
+                                     f"actual {urls!r:.100}")
+                if live_urls(urls):
+                    raise ValueError(f"unsupported config type {step.type!r} with {live_urls(urls)[0]!r:.100}: it "
+                                     "opens a live third-party website (replicas are offline)")
         ev = self.evaluator
         for f, opts, expected in zip(ev.funcs, ev.option_list, ev.expecteds, strict=False):
             metrics.check(f, opts, expected)  # a registered metric, options (and rules) that fit it

@@ -26,6 +26,8 @@ from osgym.replicas.client import Replica
 from osgym.replicas.pool import ReplicaPool, limits_for
 from osgym.tasks import getters
 from osgym.tasks.getters import Context
+from osgym.tasks.setup import run_step
+from osgym.tasks.spec import SetupStep
 from tests.apps.test_apps_open import SCREEN
 from tests.conftest import SESSION
 from tests.getters.conftest import run_osworld_getters
@@ -336,6 +338,25 @@ def test_page_info(chromium: Replica) -> None:
         c.close()
     assert info["title"] == "Other" and "other</body>" in info["content"]
     assert len([t for t in tabs if t["title"] == "Other"]) == 1  # the tab page_info opened is closed again
+
+
+def test_chrome_open_tabs_and_chrome_close_tabs_setup_steps(chromium: Replica) -> None:
+    """The setup steps OSWorld's Chrome tasks start with, through DevTools inside the replica."""
+    extra = [f"http://127.0.0.1:{PORT}/other.html?tab={i}" for i in range(2)]
+    run_step(chromium, SetupStep(type="chrome_open_tabs", parameters={"urls_to_open": extra}),
+             where="task t: config[0]")
+    c = Context(chromium)
+    try:
+        deadline = time.monotonic() + 30
+        while not {u for u in extra} <= {t["url"] for t in _fetch(c, "open_tabs_info")}:
+            assert time.monotonic() < deadline, _fetch(c, "open_tabs_info")
+            time.sleep(0.25)
+        run_step(chromium, SetupStep(type="chrome_close_tabs", parameters={"urls_to_close": extra}),
+                 where="task t: config[1]")
+        assert not {u for u in extra} & {t["url"] for t in _fetch(c, "open_tabs_info")}
+        assert any(t["title"] == "Osgym Page" for t in _fetch(c, "open_tabs_info"))  # the others stay
+    finally:
+        c.close()
 
 
 # ---- desktop and apps ---------------------------------------------------------------------------------

@@ -1,9 +1,8 @@
 """Chromium's tabs through the DevTools protocol, from inside the replica (apps tier).
 
-The apps tier's Chromium serves DevTools on the replica's own loopback (``127.0.0.1:9222``), never
-published: a small Python program of ours (:data:`DEVTOOLS_SCRIPT`) runs inside the replica as the
-agent's user, asks DevTools, and prints JSON. What a task names (a URL, selectors) reaches it as one
-JSON argument, never spliced into code; in the page, selectors are data handed to a fixed function.
+DevTools is asked from inside the replica (:mod:`osgym.tasks.devtools`). What a task names (a URL,
+selectors) reaches it as one JSON argument, never spliced into code; in the page, selectors are data
+handed to a fixed function (:data:`_QUERY_FUNCTION`).
 
 OSWorld reads the active tab's URL from the address bar's accessible text (``goto_prefix`` plus
 what the omnibox shows) and reloads pages with Playwright. osgym asks DevTools: the active tab is
@@ -14,131 +13,14 @@ way the omnibox elides it (:func:`omnibox_text`), and its HTML is the live docum
 
 from __future__ import annotations
 
-import json
 from typing import Any, Literal
 from urllib.parse import parse_qs, urlparse
 
 from pydantic import BaseModel, ConfigDict, StrictBool, StrictStr
 
 from osgym.errors import EvaluatorError
+from osgym.tasks.devtools import NO_BROWSER, ask
 from osgym.tasks.getters import Context, getter
-
-DEVTOOLS = "127.0.0.1:9222"
-
-# Runs inside the replica: python3 -c DEVTOOLS_SCRIPT '<json request>'. Stdlib only (the image has no
-# websocket library): DevTools' JSON list over HTTP, and one short WebSocket session for Runtime.evaluate.
-DEVTOOLS_SCRIPT = r"""
-import base64, json, os, socket, struct, sys, time, urllib.request
-req = json.loads(sys.argv[1])
-BASE = "http://%s" % req["devtools"]
-
-def http(path, method="GET", answer=True):
-    r = urllib.request.Request(BASE + path, method=method)
-    with urllib.request.urlopen(r, timeout=10) as f:
-        body = f.read(16 << 20)
-    return json.loads(body) if answer else None
-
-def pages():
-    try:
-        return [t for t in http("/json/list") if t.get("type") == "page"]
-    except OSError as exc:
-        print(json.dumps({"no_devtools": "no DevTools at %s: %s" % (BASE, exc)}))
-        sys.exit(0)
-
-class WS:
-    def __init__(self, url):
-        host, _, path = url[len("ws://"):].partition("/")
-        name, _, port = host.partition(":")
-        self.s = socket.create_connection((name, int(port)), timeout=15)
-        key = base64.b64encode(os.urandom(16)).decode()
-        self.s.sendall(("GET /%s HTTP/1.1\r\nHost: %s\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-                        "Sec-WebSocket-Key: %s\r\nSec-WebSocket-Version: 13\r\n\r\n" % (path, host, key)).encode())
-        head = b""
-        while b"\r\n\r\n" not in head:
-            chunk = self.s.recv(4096)
-            if not chunk:
-                raise OSError("DevTools closed the handshake")
-            head += chunk
-        if b" 101 " not in head.split(b"\r\n")[0]:
-            raise OSError("DevTools refused the WebSocket: %r" % head[:200])
-        self.buf = head.split(b"\r\n\r\n", 1)[1]
-        self.n = 0
-    def _read(self, k):
-        while len(self.buf) < k:
-            chunk = self.s.recv(65536)
-            if not chunk:
-                raise OSError("DevTools closed the WebSocket")
-            self.buf += chunk
-        out, self.buf = self.buf[:k], self.buf[k:]
-        return out
-    def call(self, method, **params):
-        self.n += 1
-        data = json.dumps({"id": self.n, "method": method, "params": params}).encode()
-        mask = os.urandom(4)
-        n = len(data)
-        head = bytes([0x81]) + (bytes([0x80 | n]) if n < 126 else bytes([0x80 | 126]) + struct.pack(">H", n)
-                                if n < 65536 else bytes([0x80 | 127]) + struct.pack(">Q", n))
-        self.s.sendall(head + mask + bytes(b ^ mask[i % 4] for i, b in enumerate(data)))
-        while True:
-            message = b""
-            while True:
-                b0, b1 = self._read(2)
-                n = b1 & 0x7F
-                if n == 126:
-                    n = struct.unpack(">H", self._read(2))[0]
-                elif n == 127:
-                    n = struct.unpack(">Q", self._read(8))[0]
-                if n > 64 << 20:
-                    raise OSError("DevTools message too large")
-                message += self._read(n)
-                if b0 & 0x80:
-                    break
-            if b0 & 0x0F == 0x8:
-                raise OSError("DevTools closed the WebSocket")
-            answer = json.loads(message)
-            if answer.get("id") == self.n:
-                if "error" in answer:
-                    raise OSError("DevTools: %s" % answer["error"])
-                return answer["result"]
-
-def evaluate(target, expression):
-    ws = WS(target["webSocketDebuggerUrl"])
-    try:
-        res = ws.call("Runtime.evaluate", expression=expression, returnByValue=True, awaitPromise=True)
-    finally:
-        ws.s.close()
-    return res.get("result", {}).get("value")
-
-PAGE = "({title: document.title, url: location.href, content: document.documentElement.outerHTML})"
-op = req["op"]
-if op == "tabs":
-    print(json.dumps([{"title": t.get("title", ""), "url": t.get("url", "")} for t in pages()]))
-elif op == "active":
-    ps = pages()
-    print(json.dumps({"url": ps[0]["url"], "title": ps[0].get("title", "")} if ps else None))
-elif op in ("html", "query"):
-    ps = pages()
-    if not ps:
-        print(json.dumps(None))
-    else:
-        expr = PAGE if op == "html" else "(%s)(%s)" % (req["function"], json.dumps(req["spec"]))
-        print(json.dumps(evaluate(ps[0], expr)))
-elif op == "open":
-    target = http("/json/new?" + urllib.request.quote(req["url"], safe=":/?&=%#"), method="PUT")
-    try:
-        deadline = time.monotonic() + req["timeout"]
-        info = None
-        while time.monotonic() < deadline:
-            # about:blank is 'complete' before the navigation starts: wait for the page asked for.
-            info = evaluate(target, "document.readyState === 'complete' && location.href !== 'about:blank' ? "
-                            + PAGE + " : null")
-            if info is not None:
-                break
-            time.sleep(0.25)
-        print(json.dumps(info or evaluate(target, PAGE)))
-    finally:
-        http("/json/close/" + target["id"], answer=False)
-"""
 
 # The page-side half of active_tab_html_parse: OSWorld's categories, read from the live document.
 _QUERY_FUNCTION = r"""function (spec) {
@@ -181,24 +63,15 @@ _QUERY_FUNCTION = r"""function (spec) {
 
 
 def devtools(ctx: Context, request: dict[str, Any], where: str, *, missing: Any = None, timeout: float = 60) -> Any:
-    """Run :data:`DEVTOOLS_SCRIPT` in the replica with ``request``; its JSON answer, or ``missing`` when
-    DevTools does not answer: Chromium is not running (the agent may have closed it), which scores 0
-    as OSWorld's getters do (they return an empty list or None), not an evaluator error.
+    """:func:`osgym.tasks.devtools.ask` for a getter: its answer, or ``missing`` when Chromium is not
+    running (the agent may have closed it), which scores 0 as OSWorld's getters do (they return an
+    empty list or None), not an evaluator error.
 
     Raises:
         EvaluatorError: naming ``where``, if the program fails or DevTools answers something unusable.
     """
-    res = ctx.replica.execute(["python3", "-c", DEVTOOLS_SCRIPT, json.dumps({"devtools": DEVTOOLS, **request})],
-                              timeout=timeout)
-    if res.returncode != 0:
-        raise EvaluatorError(f"{where}: asking Chromium's DevTools failed: {res.error.strip()[-300:]}")
-    try:
-        answer = json.loads(res.output)
-    except ValueError as exc:
-        raise EvaluatorError(f"{where}: Chromium's DevTools answered no JSON: {res.output[:200]!r}") from exc
-    if isinstance(answer, dict) and set(answer) == {"no_devtools"}:
-        return missing
-    return answer
+    answer = ask(ctx.replica, request, where=where, error=EvaluatorError, timeout=timeout)
+    return missing if answer is NO_BROWSER else answer
 
 
 def omnibox_text(url: str) -> str:
