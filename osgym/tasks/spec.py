@@ -122,7 +122,7 @@ class TaskSpec(BaseModel):
     id: str = Field(min_length=1)
     instruction: str
     snapshot: str | None = None
-    source: str | None = None
+    source: str | list[str] | None = None  # OSWorld's task files name one page or several
     config: list[SetupStep] = Field(default_factory=list)
     related_apps: list[str] = Field(default_factory=list)
     evaluator: Evaluator

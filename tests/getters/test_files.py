@@ -57,11 +57,12 @@ def test_vm_file_multi_and_gives_parity(ctx: Context, osworld_get: Callable[...,
         {"path": [f"{d}/a.txt", f"{d}/nope.txt"], "dest": ["a", "n"], "multi": True, "gives": [0, 1]},
         {"path": [f"{d}/a.txt", f"{d}/b.txt"], "dest": ["a", "b"], "multi": True, "gives": [1]},
         {"path": [f"{d}/a.txt", f"{d}/b.txt"], "dest": ["a", "b"], "multi": True},
+        {"path": [f"{d}/b.txt", f"{d}/c.txt"], "dest": ["b", "c"], "multi": "true", "gives": [1]},  # as OSWorld writes
     ]
     ours = [_fetch(ctx, "vm_file", **c) for c in cases]
     read = [[None if p is None else Path(p).read_bytes() for p in v] if isinstance(v, list) else
             Path(v).read_bytes() for v in ours]
-    assert read == [[b"a", b"c"], [b"a", None], b"b", b"a"]
+    assert read == [[b"a", b"c"], [b"a", None], b"b", b"a", b"c"]
     assert osworld_get(ctx.replica, *[("file", "get_vm_file", c) for c in cases]) == read
 
 

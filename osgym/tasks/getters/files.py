@@ -69,6 +69,12 @@ class FilesOptions(_Options):
 
     _dest_inside = field_validator("dest")(_relative_names)
 
+    @field_validator("multi", mode="before")
+    @classmethod
+    def _multi_as_text(cls, v: Any) -> Any:
+        """OSWorld's task files also write ``"multi": "true"``."""
+        return {"true": True, "false": False}.get(v, v) if isinstance(v, str) else v
+
     def pairs(self) -> list[tuple[str, str]]:
         paths = _names(self.path, self.multi, "path")
         dests = _names(self.dest, self.multi, "dest") if self.dest is not None else [self._default_dest(p)
