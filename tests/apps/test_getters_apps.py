@@ -361,7 +361,7 @@ def test_chrome_open_tabs_and_chrome_close_tabs_setup_steps(chromium: Replica) -
 
 # ---- desktop and apps ---------------------------------------------------------------------------------
 
-def test_vm_terminal_output(apps: Replica) -> None:
+def test_vm_terminal_output(apps: Replica, osworld: OSWorld) -> None:  # noqa: F811
     title = f"getterterm{uuid.uuid4().hex[:6]}"
     apps.launch(["xfce4-terminal", "--title", title])
     apps.wait_window(title, timeout=20, focused=True)
@@ -377,6 +377,8 @@ def test_vm_terminal_output(apps: Replica) -> None:
                 text = _fetch(c, "vm_terminal_output")
         finally:
             c.close()
+        # OSWorld's getter reads the same text (its controller's /terminal, here the replica's).
+        assert run_osworld_getters(osworld, apps, [("general", "get_vm_terminal_output", {})]) == [text]
     finally:
         apps.close_window(title)
 

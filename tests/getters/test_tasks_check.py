@@ -35,12 +35,14 @@ def test_tasks_check_counts_domains_and_refused_names(tmp_path: Path) -> None:
     _write(tmp_path, "gimp", "g", "{not json")
     _write(tmp_path, "chrome", "h", _task("h", ok, [{"type": "chrome_open_tabs",
                                                      "parameters": {"urls_to_open": ["https://news.example/"]}}]))
+    # a file directly in DIR: its own domain field names the domain
+    (tmp_path / "top.json").write_text(json.dumps({**_task("top", ok), "domain": "files"}))
     result = CliRunner().invoke(app, ["tasks", "check", str(tmp_path)])
     assert result.exit_code == 0, result.output
     out = result.output
-    rows = {line.split()[0]: line.split()[1:] for line in out.splitlines()[:5]}
+    rows = {line.split()[0]: line.split()[1:] for line in out.splitlines()[:6]}
     assert rows["chrome"] == ["0", "4", "4"] and rows["gimp"] == ["0", "2", "2"] and rows["os"] == ["1", "1", "2"]
-    assert rows["total"] == ["1", "7", "8"]
+    assert rows["files"] == ["1", "0", "1"] and rows["total"] == ["2", "7", "9"]
     assert "     1  live site chrome_open_tabs  (it names live third-party websites; replicas are offline)" in out
     assert "     2  getter vm_hologram  (not implemented)" in out
     assert "     1  metric check_hologram  (not implemented)" in out
