@@ -291,25 +291,32 @@ def test_active_tab_info(chromium: Replica) -> None:
     assert '<p class="price">12 EUR</p>' in info["content"]
 
 
-def test_active_tab_url_parse(chromium: Replica) -> None:
+def test_active_tab_url_parse(chromium: Replica, osworld: OSWorld) -> None:  # noqa: F811
+    config = {"goto_prefix": "http://", "parse_keys": ["city", "when", "absent"], "replace": {"when": "time"}}
     c = Context(chromium)
     try:
-        got = _fetch(c, "active_tab_url_parse", goto_prefix="http://", parse_keys=["city", "when", "absent"],
-                     replace={"when": "time"})
+        got = _fetch(c, "active_tab_url_parse", **config)
+        url = _fetch(c, "active_url_from_accessTree", goto_prefix="http://")
     finally:
         c.close()
     assert got == {"city": "Zurich", "absent": "", "time": "today"}
+    # OSWorld's parsing of the same active URL
+    assert run_osworld_getters(osworld, chromium, [("chrome", "get_active_tab_url_parse", config)],
+                               active_url=url) == [got]
 
 
-def test_url_dashPart(chromium: Replica) -> None:
+def test_url_dashPart(chromium: Replica, osworld: OSWorld) -> None:  # noqa: F811
+    configs = [{"goto_prefix": "http://", "partIndex": 3, "needDeleteId": True, "returnType": "string"},
+               {"goto_prefix": "http://", "partIndex": -1, "needDeleteId": False, "returnType": "json", "key": "page"}]
     c = Context(chromium)
     try:
-        assert _fetch(c, "url_dashPart", goto_prefix="http://", partIndex=3, needDeleteId=True,
-                      returnType="string") == "index.html"
-        assert _fetch(c, "url_dashPart", goto_prefix="http://", partIndex=-1, needDeleteId=False, returnType="json",
-                      key="page") == {"page": "index.html?city=Zurich&when=today&id=7"}
+        got = [_fetch(c, "url_dashPart", **config) for config in configs]
+        url = _fetch(c, "active_url_from_accessTree", goto_prefix="http://")
     finally:
         c.close()
+    assert got == ["index.html", {"page": "index.html?city=Zurich&when=today&id=7"}]
+    assert run_osworld_getters(osworld, chromium, [("chrome", "get_url_dashPart", cfg) for cfg in configs],
+                               active_url=url) == got
 
 
 def test_active_tab_html_parse(chromium: Replica) -> None:

@@ -60,12 +60,15 @@ def decode(value: Any) -> Any:
     return value
 
 
-def run_osworld_getters(ref: OSWorld, replica: Replica, calls: list[tuple[str, str, dict[str, Any]]]) -> list[Any]:
-    """Each call's value from OSWorld's getter ``(module, func, config)`` run against ``replica``."""
+def run_osworld_getters(ref: OSWorld, replica: Replica, calls: list[tuple[str, str, dict[str, Any]]], *,
+                        active_url: str | None = None) -> list[Any]:
+    """Each call's value from OSWorld's getter ``(module, func, config)`` run against ``replica``;
+    ``active_url``: what OSWorld's address-bar reader returns (it reads Google Chrome's accessibility tree)."""
     assert replica.api.endpoint.startswith("unix:"), replica.api.endpoint
     request = {"socket": replica.api.endpoint[len("unix:"):],
                "token": replica.api._http.headers.get("Authorization", ""),
-               "calls": [{"module": m, "func": f, "config": c} for m, f, c in calls]}
+               "calls": [{"module": m, "func": f, "config": c, **({"active_url": active_url} if active_url else {})}
+                         for m, f, c in calls]}
     proc = subprocess.run([str(ref.python), str(RUNNER)], input=json.dumps(request), capture_output=True, text=True,
                           timeout=300, check=False)
     assert proc.returncode == 0, proc.stderr[-4000:]

@@ -1,8 +1,8 @@
 """Run OSWorld's own getter functions, inside the reference venv (tests/metrics/conftest.py), against an
 osgym replica; not imported by osgym.
 
-Reads ``{"socket", "token", "calls": [{"module", "func", "config"}]}`` from stdin and prints a JSON list of
-``{"value": ...}`` (bytes as ``{"bytes": base64}``, tuples as lists, files the getter wrote as
+Reads ``{"socket", "token", "calls": [{"module", "func", "config", "active_url"?}]}`` from stdin and
+prints a JSON list of ``{"value": ...}`` (bytes as ``{"bytes": base64}``, tuples as lists, files the getter wrote as
 ``{"file": base64}``) or ``{"error": "Type: message"}``.
 
 OSWorld's getters take an ``env`` whose ``controller`` talks to OSWorld's server. The adapter here
@@ -153,6 +153,10 @@ def main() -> None:
             try:
                 module = _load(call["module"])
                 func = getattr(module, call["func"])
+                if "active_url" in call:
+                    # the address bar's text comes from Chrome's accessibility tree there: hand in the URL
+                    # osgym read, to compare what the getter makes of it
+                    module.get_active_url_from_accessTree = lambda env, config, url=call["active_url"]: url
                 unused = HEAVY.get(call["module"], (set(), set()))[1]
                 assert not (_names(func.__code__) & unused), f"{call['func']} uses {unused}: cannot run it here"
                 out.append({"value": _plain(func(env, dict(call["config"])), cache)})
