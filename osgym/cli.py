@@ -16,7 +16,9 @@ app = typer.Typer(help="osgym: desktop replicas, agent episodes, Parquet dataset
 images_app = typer.Typer(help="Build and inspect replica images.", no_args_is_help=True)
 pool_app = typer.Typer(help="Inspect and clean up replica pools.", no_args_is_help=True)
 suites_app = typer.Typer(help="Describe the built-in task suites.", no_args_is_help=True)
+tasks_app = typer.Typer(help="Check task files (OSWorld's JSON) against what osgym supports.", no_args_is_help=True)
 app.add_typer(images_app, name="images")
+app.add_typer(tasks_app, name="tasks")
 app.add_typer(pool_app, name="pool")
 app.add_typer(suites_app, name="suites")
 console = Console()
@@ -134,6 +136,21 @@ def pool_plan(
     console.print(f"fleet for {f.replicas} replicas on {cpus:g} vCPU / {gib:g} GiB hosts at ${price:g}/h: "
                   f"[bold]{f.hosts}[/bold] host(s), {f.replicas_per_host} replicas per host ({f.binding} binds), "
                   f"${f.usd_per_replica_day:.4f} per replica-day, ${f.usd_per_day:,.2f} per day", highlight=False)
+
+
+@tasks_app.command("check")
+def tasks_check(
+    directory: Annotated[Path, typer.Argument(help="a directory of task JSON files (searched recursively)")],
+) -> None:
+    """Load every task file under DIRECTORY: per-domain counts of loaded and refused files, then every
+    refused setup type, metric and getter with the number of files that use it (exit code 0)."""
+    from osgym.tasks.check import check_dir
+
+    try:
+        report = check_dir(directory)
+    except OsgymError as exc:
+        raise _fail(exc) from exc
+    typer.echo(report.render())  # plain text: long names and reasons are not wrapped
 
 
 @suites_app.command("list")

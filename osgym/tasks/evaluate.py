@@ -5,77 +5,23 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from osgym.errors import EvaluatorError, RequestRejected
+from osgym.errors import EvaluatorError
 from osgym.replicas.client import Replica
-from osgym.tasks import metrics
-from osgym.tasks.files import Scratch, read_task_file
-from osgym.tasks.setup import run_command, run_setup
+from osgym.tasks import getters, metrics
+from osgym.tasks.getters import Context
+from osgym.tasks.setup import run_setup
 from osgym.tasks.spec import Getter, TaskSpec
 
 
-class _Context:
-    """One evaluation: the replica, and the scratch directory getters' ``dest`` names are confined to."""
-
-    def __init__(self, replica: Replica):
-        self.replica = replica
-        self.scratch = Scratch("osgym-eval-")
-
-    def close(self) -> None:
-        self.scratch.close()
+def _get(ctx: Context, g: Getter, where: str) -> Any:
+    """The value of getter ``g`` through the registry; ``where`` is ``"task <id>: evaluator.result[0]"``."""
+    try:
+        return getters.fetch(ctx, g.type, g.options, where)
+    except ValueError as exc:  # options checked at load; a task built in code may still get here
+        raise EvaluatorError(str(exc)) from exc
 
 
-def _get(ctx: _Context, g: Getter, where: str) -> Any:
-    """The value of getter ``g``; ``where`` is ``"task <id>: evaluator.result[0]"`` for error messages."""
-    o = g.options
-    r = ctx.replica
-    if g.type == "vm_command_line":
-        res = run_command(r, o["command"], o.get("shell"), float(o.get("timeout", 30)))
-        return res.output
-    if g.type == "vm_terminal_output":  # the focused terminal's text, as OSWorld's /terminal reads it
-        return r.terminal()
-    if g.type == "vm_file":
-        try:
-            data = r.read_file(o["path"])
-        except RequestRejected:
-            return None  # OSWorld returns None for a missing file; metrics score it 0
-        dest = o.get("dest", Path(o["path"]).name)
-        return str(ctx.scratch.write(dest, data, where=f"{where}.dest", error=EvaluatorError))
-    if g.type == "list_directory":
-        res = r.execute(["ls", "-1A", o["path"]], timeout=30)
-        return res.output.split() if res.returncode == 0 else None
-    if g.type == "rule":
-        return o.get("rules")
-    if g.type == "vm_windows":
-        return _windows(r)
-    if g.type == "cloud_file":
-        data = read_task_file(o["path"], where=f"{where}.path", error=EvaluatorError)
-        return str(ctx.scratch.write(o.get("dest", "expected"), data, where=f"{where}.dest", error=EvaluatorError))
-    raise EvaluatorError(f"unsupported getter {g.type!r}")
-
-
-_WM_STATE_SCRIPT = (
-    'for w in $(wmctrl -l | cut -d" " -f1); do printf "%d %s\\n" "$w" "$(xprop -id "$w" _NET_WM_STATE)"; done'
-)
-
-
-def _windows(r: Replica) -> list[dict[str, Any]]:
-    """The replica's top-level windows (``GET /windows``) plus openbox's maximized/minimized state."""
-    listed = r.api.request("GET", "/windows").json()["windows"]
-    res = r.execute(_WM_STATE_SCRIPT, shell=True, timeout=15)
-    states: dict[int, str] = {}
-    for line in res.output.splitlines():
-        wid, _, state = line.partition(" ")
-        if wid.isdigit():
-            states[int(wid)] = state
-    out = []
-    for w in listed:
-        state = states.get(int(w["id"]), "")
-        out.append({**w, "maximized": "MAXIMIZED_VERT" in state and "MAXIMIZED_HORZ" in state,
-                    "minimized": bool(w.get("minimized")) or "HIDDEN" in state})
-    return out
-
-
-def _fetched_or_rules(ctx: _Context, value: Any) -> bool:
+def _fetched_or_rules(ctx: Context, value: Any) -> bool:
     """What a file metric may receive: nothing, files a getter fetched into the scratch directory
     (alone or listed), or rules (a mapping). A path a task file wrote in a ``rule`` getter is none of these."""
     if value is None or isinstance(value, dict):
@@ -103,11 +49,11 @@ def evaluate(replica: Replica, task: TaskSpec, last_action: str | None) -> float
         return 1.0 if last_action == "FAIL" else 0.0
     if last_action == "FAIL":
         return 0.0
-    if ev.postconfig:
-        run_setup(replica, ev.postconfig, task_id=task.id, field="evaluator.postconfig")
-    ctx = _Context(replica)
+    ctx = Context(replica)
     listed = isinstance(ev.func, list)
     try:
+        if ev.postconfig:  # a step's ``stdout`` goes into this evaluation's scratch directory (cache_file)
+            run_setup(replica, ev.postconfig, task_id=task.id, field="evaluator.postconfig", scratch=ctx.scratch)
         scores = []
         for i, (func, rg, eg, opts) in enumerate(zip(ev.funcs, ev.results, ev.expecteds, ev.option_list,
                                                      strict=True)):

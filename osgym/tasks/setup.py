@@ -8,7 +8,8 @@ from typing import Any
 
 from osgym.errors import ActionFailed, RequestRejected, SetupError
 from osgym.replicas.client import ExecResult, Replica
-from osgym.tasks.files import read_task_file
+from osgym.tasks.devtools import NO_BROWSER, ask
+from osgym.tasks.files import Scratch, read_task_file
 from osgym.tasks.spec import SetupStep
 
 
@@ -45,7 +46,7 @@ def run_command(replica: Replica, command: str | list[str], shell: bool | None, 
     return replica.execute(command, shell=shell, timeout=timeout)
 
 
-def run_step(replica: Replica, step: SetupStep, *, where: str = "config step") -> None:
+def run_step(replica: Replica, step: SetupStep, *, where: str = "config step", scratch: Scratch | None = None) -> None:
     """Run one setup step.
 
     ``download`` and ``upload_file`` read their sources on the host through
@@ -54,6 +55,9 @@ def run_step(replica: Replica, step: SetupStep, *, where: str = "config step") -
 
     Args:
         where: the step in its task (``"task <id>: config[2]"``), for error messages.
+        scratch: the evaluation's scratch directory, where an ``execute`` step's ``stdout`` parameter (a
+            relative name) saves its output for a ``cache_file`` getter (OSWorld's cache directory);
+            without one (``config[]`` steps) the output is not kept.
 
     Raises:
         SetupError: naming ``where``, if the step fails inside the replica or names a source it may not read.
@@ -66,6 +70,8 @@ def run_step(replica: Replica, step: SetupStep, *, where: str = "config step") -
             res = run_command(replica, cmd, shell, float(p.get("timeout", 60)))
             if res.returncode != 0 and not p.get("ignore_errors", False):
                 raise SetupError(f"{step.type} {cmd!r} exited {res.returncode}: {res.error.strip()[:300]}")
+            if scratch is not None and p.get("stdout"):
+                scratch.write(p["stdout"], res.output.encode(), where=f"{where}.parameters.stdout", error=SetupError)
         elif step.type == "launch":
             cmd, shell = _command(p)
             replica.launch(cmd, shell=shell)
@@ -88,6 +94,8 @@ def run_step(replica: Replica, step: SetupStep, *, where: str = "config step") -
                 # An app that never maps its window is the replica misbehaving (seen under heavy host load),
                 # not the task: retry the episode on a fresh replica.
                 raise ActionFailed(f"setup: window {p['title']!r} did not appear on replica {replica.id}") from exc
+        elif step.type in ("chrome_open_tabs", "chrome_close_tabs"):
+            _browser_tabs(replica, step, where)
         elif step.type in ("upload_file", "download"):
             files = p.get("files", [])
             for i, f in enumerate(files if isinstance(files, list) else [files]):
@@ -108,7 +116,26 @@ def run_step(replica: Replica, step: SetupStep, *, where: str = "config step") -
         raise SetupError(f"{where}: {step.type} step rejected by the replica: {exc}") from exc
 
 
-def run_setup(replica: Replica, steps: list[SetupStep], *, task_id: str = "?", field: str = "config") -> None:
+BROWSER_WAIT_S = 60.0
+"""How long ``chrome_open_tabs`` waits for Chromium's DevTools (a ``launch`` step may have just started it)."""
+
+
+def _browser_tabs(replica: Replica, step: SetupStep, where: str) -> None:
+    """``chrome_open_tabs``: each URL in a new tab, then the browser's first tab closed (OSWorld's
+    order); ``chrome_close_tabs``: the tabs showing these URLs closed. Through DevTools inside the
+    replica (:mod:`osgym.tasks.devtools`); the URLs were checked at load to stay inside the replica."""
+    if step.type == "chrome_open_tabs":
+        request = {"op": "new_tabs", "urls": step.parameters["urls_to_open"], "wait": BROWSER_WAIT_S}
+    else:
+        request = {"op": "close_tabs", "urls": step.parameters["urls_to_close"]}
+    answer = ask(replica, request, where=where, error=SetupError, timeout=BROWSER_WAIT_S + 60)
+    if answer is NO_BROWSER:
+        raise SetupError(f"{where}: {step.type}: Chromium is not running (no DevTools on the replica's "
+                         "127.0.0.1:9222); launch it in an earlier step")
+
+
+def run_setup(replica: Replica, steps: list[SetupStep], *, task_id: str = "?", field: str = "config",
+              scratch: Scratch | None = None) -> None:
     """Run ``steps`` in order; errors name the task and the step (``task <id>: config[2]``).
 
     Raises:
@@ -116,6 +143,6 @@ def run_setup(replica: Replica, steps: list[SetupStep], *, task_id: str = "?", f
         ReplicaError: if the replica itself fails.
     """
     for i, step in enumerate(steps):
-        run_step(replica, step, where=f"task {task_id}: {field}[{i}]")
+        run_step(replica, step, where=f"task {task_id}: {field}[{i}]", scratch=scratch)
 
 

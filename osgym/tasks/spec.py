@@ -17,16 +17,21 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from osgym.errors import TaskLoadError
-from osgym.tasks import metrics
+from osgym.tasks import getters, metrics
+from osgym.tasks.devtools import live_urls
 from osgym.tasks.files import check_relative_name, check_source
 
 SETUP_TYPES = frozenset({
     "execute", "command", "launch", "open", "upload_file", "sleep", "activate_window", "close_window",
-    "download", "wait_window", "change_wallpaper",
+    "download", "wait_window", "change_wallpaper", "chrome_open_tabs", "chrome_close_tabs",
 })
-GETTER_TYPES = frozenset({
-    "vm_command_line", "vm_terminal_output", "vm_file", "list_directory", "rule", "cloud_file", "vm_windows",
-})
+BROWSER_STEPS = {"chrome_open_tabs": "urls_to_open", "chrome_close_tabs": "urls_to_close"}
+"""Setup steps that drive Chromium through DevTools, and the parameter holding their URLs."""
+SETUP_REFUSED: dict[str, str] = {
+    "googledrive": "it fills a Google Drive account",
+    "login": "it signs in to a third-party account",
+}
+"""Setup step types OSWorld uses that osgym refuses on purpose, and why (accounts, live third-party websites)."""
 
 
 class SetupStep(BaseModel):
@@ -58,6 +63,16 @@ class Evaluator(BaseModel):
     options: dict[str, Any] | list[dict[str, Any]] | None = None
     conj: str = "and"
     postconfig: list[SetupStep] = Field(default_factory=list)
+
+    @field_validator("result", "expected", mode="before")
+    @classmethod
+    def _empty_is_none(cls, v: Any) -> Any:
+        """OSWorld runs no getter for an empty object (``"result": {}``)."""
+        if isinstance(v, dict) and not v:
+            return None
+        if isinstance(v, list):
+            return [None if isinstance(g, dict) and not g else g for g in v]
+        return v
 
     @property
     def funcs(self) -> list[str]:
@@ -107,7 +122,7 @@ class TaskSpec(BaseModel):
     id: str = Field(min_length=1)
     instruction: str
     snapshot: str | None = None
-    source: str | None = None
+    source: str | list[str] | None = None  # OSWorld's task files name one page or several
     config: list[SetupStep] = Field(default_factory=list)
     related_apps: list[str] = Field(default_factory=list)
     evaluator: Evaluator
@@ -122,14 +137,26 @@ class TaskSpec(BaseModel):
     @model_validator(mode="after")
     def _supported(self) -> TaskSpec:
         for step in [*self.config, *self.evaluator.postconfig]:
+            if step.type in SETUP_REFUSED:
+                raise ValueError(f"unsupported config type {step.type!r}: {SETUP_REFUSED[step.type]}")
             if step.type not in SETUP_TYPES:
                 raise ValueError(f"unsupported config type {step.type!r} (supported: {', '.join(sorted(SETUP_TYPES))})")
+            if step.type in BROWSER_STEPS:
+                urls = step.parameters.get(BROWSER_STEPS[step.type])
+                if not isinstance(urls, list) or not all(isinstance(u, str) and u for u in urls):
+                    raise ValueError(f"{step.type}: parameters.{BROWSER_STEPS[step.type]}: expected a list of URLs, "
+                                     f"actual {urls!r:.100}")
+                if live_urls(urls):
+                    raise ValueError(f"unsupported config type {step.type!r} with {live_urls(urls)[0]!r:.100}: it "
+                                     "opens a live third-party website (replicas are offline)")
         ev = self.evaluator
         for f, opts, expected in zip(ev.funcs, ev.option_list, ev.expecteds, strict=False):
             metrics.check(f, opts, expected)  # a registered metric, options (and rules) that fit it
-        for g in [*self.evaluator.results, *self.evaluator.expecteds]:
-            if g is not None and g.type not in GETTER_TYPES:
-                raise ValueError(f"unsupported getter type {g.type!r} (supported: {', '.join(sorted(GETTER_TYPES))})")
+        listed = isinstance(ev.func, list)
+        for field, gs in (("result", ev.results), ("expected", ev.expecteds)):
+            for i, g in enumerate(gs):
+                if g is not None:  # a registered getter, options that fit it (dest names stay in scratch)
+                    getters.check(g.type, g.options, where=f"evaluator.{field}{f'[{i}]' if listed else ''}")
         try:
             self._check_host_paths()
         except TaskLoadError as exc:
@@ -137,20 +164,16 @@ class TaskSpec(BaseModel):
         return self
 
     def _check_host_paths(self) -> None:
-        """Refuse, by their shape, host paths the task may not name (see :mod:`osgym.tasks.files`)."""
-        listed = isinstance(self.evaluator.func, list)
-        for field, getters in (("result", self.evaluator.results), ("expected", self.evaluator.expecteds)):
-            for i, g in enumerate(getters):
-                where = f"evaluator.{field}{f'[{i}]' if listed else ''}"
-                if g is None or g.type not in ("vm_file", "cloud_file"):
-                    continue
-                o = g.options
-                if "dest" in o:
-                    check_relative_name(o["dest"], where=f"{where}.dest")
-                if g.type == "cloud_file" and "path" in o:
-                    check_source(o["path"], where=f"{where}.path")
+        """Refuse, by their shape, host paths the task may not name (see :mod:`osgym.tasks.files`).
+
+        Getters' ``dest`` and ``cloud_file``'s sources are checked by their options' models
+        (:mod:`osgym.tasks.getters`); here: setup steps' sources, and a postconfig step's ``stdout``
+        (a name in the evaluation's scratch directory, read back by a ``cache_file`` getter).
+        """
         for field, steps in (("config", self.config), ("evaluator.postconfig", self.evaluator.postconfig)):
             for i, step in enumerate(steps):
+                if step.type in ("execute", "command") and "stdout" in step.parameters:
+                    check_relative_name(step.parameters["stdout"], where=f"{field}[{i}].parameters.stdout")
                 if step.type not in ("download", "upload_file"):
                     continue
                 files = step.parameters.get("files", [])

@@ -90,7 +90,17 @@ def file_exists(result: Any, expected: Any = None) -> float:
 
 @metric("check_directory_tree", rules=TreeRules)
 def check_directory_tree(result: Any, rules: dict[str, Any]) -> float:
-    """1.0 if the listing holds every name in ``rules["present"]`` and none in ``rules["absent"]``."""
+    """1.0 if the directory holds every name in ``rules["present"]`` and none in ``rules["absent"]``.
+
+    The result is ``list_directory``'s tree (OSWorld's shape: the directory's own entries are its
+    ``children``) or a plain list of names.
+
+    >>> tree = {"type": "directory", "name": "d", "children": [{"type": "file", "name": "a.txt"}]}
+    >>> check_directory_tree(tree, {"present": ["a.txt"], "absent": ["b.txt"]})
+    1.0
+    """
+    if isinstance(result, dict):
+        result = [c.get("name") for c in result.get("children", []) if isinstance(c, dict)]
     names = set(result or [])
     return 1.0 if set(rules.get("present", [])) <= names and not (set(rules.get("absent", [])) & names) else 0.0
 

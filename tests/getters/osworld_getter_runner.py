@@ -1,0 +1,169 @@
+"""Run OSWorld's own getter functions, inside the reference venv (tests/metrics/conftest.py), against an
+osgym replica; not imported by osgym.
+
+Reads ``{"socket", "token", "calls": [{"module", "func", "config", "active_url"?}]}`` from stdin and
+prints a JSON list of ``{"value": ...}`` (bytes as ``{"bytes": base64}``, tuples as lists, files the getter wrote as
+``{"file": base64}``) or ``{"error": "Type: message"}``.
+
+OSWorld's getters take an ``env`` whose ``controller`` talks to OSWorld's server. The adapter here
+(:class:`Controller`) answers the same calls from the osgym replica's native API over its Unix
+socket: ``get_file`` is ``GET /files``, ``execute_python_command`` is ``POST /execute`` of
+``python3 -c``. The getter module is loaded from OSWorld's real file without its package
+``__init__`` (which imports every family); ``chrome.py``'s Playwright and PyDrive imports are left
+out, and a function is run only if its code names nothing they would have bound.
+"""
+
+from __future__ import annotations
+
+import ast
+import base64
+import contextlib
+import http.client
+import importlib
+import importlib.util
+import json
+import os
+import socket
+import sys
+import tempfile
+import types
+import urllib.parse
+from typing import Any
+
+HEAVY = {"chrome": ({"playwright.sync_api", "pydrive.auth", "pydrive.drive"},
+                    {"sync_playwright", "expect", "GoogleAuth", "GoogleDrive", "GoogleDriveFileList",
+                     "GoogleDriveFile"})}
+
+
+class _UnixConnection(http.client.HTTPConnection):
+    def __init__(self, path: str) -> None:
+        super().__init__("replica", timeout=60)
+        self._path = path
+
+    def connect(self) -> None:
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.settimeout(60)
+        self.sock.connect(self._path)
+
+
+class Controller:
+    """The calls OSWorld's getters make on ``env.controller``, answered by an osgym replica."""
+
+    def __init__(self, sock: str, token: str) -> None:
+        self.sock, self.token = sock, token
+
+    def _request(self, method: str, path: str, body: Any = None) -> tuple[int, bytes]:
+        conn = _UnixConnection(self.sock)
+        try:
+            headers = {"Authorization": self.token}
+            data = None
+            if body is not None:
+                data = json.dumps(body).encode()
+                headers["Content-Type"] = "application/json"
+            conn.request(method, path, body=data, headers=headers)
+            r = conn.getresponse()
+            return r.status, r.read()
+        finally:
+            conn.close()
+
+    def get_file(self, path: str) -> bytes | None:
+        status, data = self._request("GET", "/files?" + urllib.parse.urlencode({"path": path}))
+        return data if status == 200 else None
+
+    def execute_python_command(self, command: str) -> dict[str, Any]:
+        status, data = self._request("POST", "/execute", {"command": ["python3", "-c", command], "timeout": 30})
+        answer: dict[str, Any] = json.loads(data)
+        return answer
+
+    def get_terminal_output(self) -> str | None:
+        status, data = self._request("GET", "/terminal")
+        return json.loads(data)["output"] if status == 200 else None
+
+    def get_accessibility_tree(self) -> str | None:
+        status, data = self._request("GET", "/accessibility")
+        return data.decode() if status == 200 else None
+
+
+class Env:
+    def __init__(self, controller: Controller, cache_dir: str) -> None:
+        self.controller = controller
+        self.cache_dir = cache_dir
+        self.vm_platform = "Linux"
+        self.vm_ip = "0.0.0.0"  # getters that POST to OSWorld's server directly are not run here
+
+
+def _enter_packages() -> None:
+    spec = importlib.util.find_spec("desktop_env")
+    assert spec is not None and spec.submodule_search_locations, "desktop_env is not installed here"
+    root = spec.submodule_search_locations[0]
+    for name, sub in (("desktop_env", ""), ("desktop_env.evaluators", "/evaluators"),
+                      ("desktop_env.evaluators.getters", "/evaluators/getters")):
+        pkg = types.ModuleType(name)
+        pkg.__path__ = [root + sub]
+        sys.modules[name] = pkg
+
+
+def _load(module: str) -> types.ModuleType:
+    name = f"desktop_env.evaluators.getters.{module}"
+    if module not in HEAVY or name in sys.modules:
+        return importlib.import_module(name)
+    dropped, _ = HEAVY[module]
+    spec = importlib.util.find_spec(name)
+    assert spec is not None and spec.origin
+    tree = ast.parse(open(spec.origin, encoding="utf-8").read())
+    tree.body = [n for n in tree.body if not (
+        (isinstance(n, ast.Import) and {a.name for a in n.names} <= dropped)
+        or (isinstance(n, ast.ImportFrom) and n.module in dropped))]
+    mod = types.ModuleType(name)
+    mod.__file__ = spec.origin
+    sys.modules[name] = mod
+    exec(compile(tree, spec.origin, "exec"), mod.__dict__)
+    return mod
+
+
+def _names(code: Any) -> set[str]:
+    found = set(code.co_names)
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            found |= _names(const)
+    return found
+
+
+def _plain(value: Any, cache: str) -> Any:
+    if isinstance(value, bytes):
+        return {"bytes": base64.b64encode(value).decode()}
+    if isinstance(value, str) and value.startswith(cache + os.sep) and os.path.isfile(value):
+        with open(value, "rb") as f:
+            return {"file": base64.b64encode(f.read()).decode()}
+    if isinstance(value, list | tuple):
+        return [_plain(v, cache) for v in value]
+    if isinstance(value, dict):
+        return {k: _plain(v, cache) for k, v in value.items()}
+    return value
+
+
+def main() -> None:
+    request = json.load(sys.stdin)
+    _enter_packages()
+    out = []
+    # OSWorld's getters print as they go: keep stdout for the answer.
+    with contextlib.redirect_stdout(sys.stderr), tempfile.TemporaryDirectory() as cache:
+        env = Env(Controller(request["socket"], request["token"]), cache)
+        for call in request["calls"]:
+            try:
+                module = _load(call["module"])
+                func = getattr(module, call["func"])
+                if "active_url" in call:
+                    # the address bar's text comes from Chrome's accessibility tree there: hand in the URL
+                    # osgym read, to compare what the getter makes of it
+                    module.get_active_url_from_accessTree = lambda env, config, url=call["active_url"]: url
+                unused = HEAVY.get(call["module"], (set(), set()))[1]
+                assert not (_names(func.__code__) & unused), f"{call['func']} uses {unused}: cannot run it here"
+                out.append({"value": _plain(func(env, dict(call["config"])), cache)})
+            except Exception as exc:  # reported to the test, which decides what a crash means
+                out.append({"error": f"{type(exc).__name__}: {exc}"})
+    json.dump(out, sys.stdout)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,56 @@
+"""``osgym tasks check DIR`` on task files the test writes: per-domain counts, every refused name with
+its count and reason, load errors counted by message, exit code 0."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from osgym.cli import app
+
+
+def _write(root: Path, domain: str, name: str, task: dict[str, object] | str) -> None:
+    (root / domain).mkdir(parents=True, exist_ok=True)
+    (root / domain / f"{name}.json").write_text(task if isinstance(task, str) else json.dumps(task))
+
+
+def _task(tid: str, ev: dict[str, object], config: list[object] | None = None) -> dict[str, object]:
+    return {"id": tid, "instruction": "x", "config": config or [], "evaluator": ev}
+
+
+def test_tasks_check_counts_domains_and_refused_names(tmp_path: Path) -> None:
+    ok = {"func": "exact_match", "result": {"type": "vm_command_line", "command": ["true"]},
+          "expected": {"type": "rule", "rules": {"expected": ""}}}
+    _write(tmp_path, "os", "a", _task("a", ok))
+    _write(tmp_path, "os", "b", _task("b", {"func": "check_hologram", "result": {"type": "vm_hologram"}}))
+    _write(tmp_path, "chrome", "c", _task("c", ok, [{"type": "googledrive", "parameters": {}}]))
+    _write(tmp_path, "chrome", "d", _task("d", {"func": "exact_match", "result": {"type": "googledrive_file"},
+                                                "expected": {"type": "rule", "rules": {"expected": 1}}}))
+    _write(tmp_path, "chrome", "e", _task("e", {"func": "exact_match", "result": {"type": "vm_hologram"},
+                                                "expected": {"type": "rule", "rules": {"expected": 1}}}))
+    _write(tmp_path, "gimp", "f", _task("f", {"func": "exact_match", "result": {"type": "vm_file", "path": "/a",
+                                                                                "dest": "../x"}}))
+    _write(tmp_path, "gimp", "g", "{not json")
+    _write(tmp_path, "chrome", "h", _task("h", ok, [{"type": "chrome_open_tabs",
+                                                     "parameters": {"urls_to_open": ["https://news.example/"]}}]))
+    # a file directly in DIR: its own domain field names the domain
+    (tmp_path / "top.json").write_text(json.dumps({**_task("top", ok), "domain": "files"}))
+    result = CliRunner().invoke(app, ["tasks", "check", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    out = result.output
+    rows = {line.split()[0]: line.split()[1:] for line in out.splitlines()[:6]}
+    assert rows["chrome"] == ["0", "4", "4"] and rows["gimp"] == ["0", "2", "2"] and rows["os"] == ["1", "1", "2"]
+    assert rows["files"] == ["1", "0", "1"] and rows["total"] == ["2", "7", "9"]
+    assert "     1  live site chrome_open_tabs  (it names live third-party websites; replicas are offline)" in out
+    assert "     2  getter vm_hologram  (not implemented)" in out
+    assert "     1  metric check_hologram  (not implemented)" in out
+    assert "     1  setup googledrive  (it fills a Google Drive account)" in out
+    assert "     1  getter googledrive_file  (it reads a file from a Google Drive account)" in out
+    assert "climbs out with '..'" in out and "unreadable JSON (JSONDecodeError)" in out
+
+
+def test_tasks_check_on_a_missing_directory_fails_clearly(tmp_path: Path) -> None:
+    result = CliRunner().invoke(app, ["tasks", "check", str(tmp_path / "nowhere")])
+    assert result.exit_code == 2 and "is not a directory" in " ".join(result.output.split())
