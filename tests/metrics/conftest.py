@@ -27,10 +27,13 @@ from typing import Any
 import pytest
 
 OSWORLD_VERSION = "1.0.2"
-# What table.py, slides.py, docs.py, pdf.py, general.py and vscode.py import (directly or through utils.py),
-# less docs.py's easyocr and scikit-image and pdf.py's PyMuPDF (see osworld_runner.py).
+# What table.py, slides.py, docs.py, pdf.py, general.py, vscode.py, gimp.py, thunderbird.py, basic_os.py and
+# the compared parts of vlc.py and chrome.py import (directly or through utils.py), less what osworld_runner.py
+# leaves out (easyocr, PyMuPDF, audio and video libraries, borb). scikit-image is the reference for osgym's
+# own SSIM, opencv for its Laplacian.
 NEEDED = ("numpy", "pandas", "lxml", "cssselect", "xmltodict", "openpyxl", "python-docx", "python-pptx",
-          "rapidfuzz", "formulas", "pyyaml", "pypdf2", "pdfplumber", "tldextract", "pillow", "odfpy", "pypdf")
+          "rapidfuzz", "formulas", "pyyaml", "pypdf2", "pdfplumber", "tldextract", "pillow", "odfpy", "pypdf",
+          "scikit-image", "opencv-python-headless", "beautifulsoup4")
 RUNNER = Path(__file__).with_name("osworld_runner.py")
 PIP_TIMEOUT_S = 900
 
