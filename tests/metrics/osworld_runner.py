@@ -35,7 +35,7 @@ HEAVY = {"docs": ({"easyocr", "skimage.color"}, {"easyocr", "deltaE_ciede2000", 
          # audio and video comparison: fingerprints, DTW, perceptual hashes
          "vlc": ({"acoustid", "librosa", "fastdtw", "imagehash"}, {"acoustid", "librosa", "fastdtw", "imagehash"}),
          # PDF pages as images
-         "chrome": ({"fitz", "borb.pdf", "imagehash"}, {"fitz", "Document", "PDF", "imagehash"})}
+         "chrome": ({"borb.pdf", "imagehash"}, {"Document", "PDF", "imagehash"})}
 
 
 def _enter_packages() -> None:
