@@ -5,7 +5,7 @@ the Linux task files use, how many files use it and whether osgym registers it; 
 have every evaluator func registered. Only metric names are checked here (getters and setup steps are
 ``osgym tasks check``'s business). OSWorld's files are read, never copied.
 
-Usage: PYTHONPATH=. python3 scripts/osworld_metric_coverage.py [REPO] [--rev HEAD] [--json]
+Usage: python3 scripts/osworld_metric_coverage.py [REPO] [--rev HEAD] [--json]
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ import collections
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 DEFAULT_REPO = "/work/.mirror/pkueecszc+OSWorld/repo"
 EXAMPLES = "evaluation_examples/examples/"
@@ -57,7 +58,8 @@ def main() -> int:
     ap.add_argument("--rev", default="HEAD")
     ap.add_argument("--json", action="store_true", help="print a JSON summary instead of a table")
     args = ap.parse_args()
-    from osgym.tasks import metrics  # the registry as this checkout has it
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the registry as this checkout has it
+    from osgym.tasks import metrics
 
     registered = set(metrics.METRICS.names())
     files = task_funcs(args.repo, args.rev)

@@ -96,6 +96,8 @@ CHECK_DIRECT = [
     Case("text-python-quotes", " {'from': 'Mon, 10:00'} ", {"expected": {"from": "Mon, 10:00"}}, 1.0),
     Case("evaluation-failed", {"from": "x"}, {"expected": {"from": "__EVALUATION_FAILED__"}}, 0.0),
     Case("none", None, {"expected": {"q": "x"}}, 0.0),
+    # OSWorld sorts the flag's own value too and fails on it: the flag always scores 0
+    Case("ignore-list-order-flag", {"q": ["a", "b"]}, {"expected": {"q": ["b", "a"], "ignore_list_order": True}}, 0.0),
     Case("not-an-object", ["q"], {"expected": {"q": "x"}}, 0.0),
     # OSWorld parses the text outside its try block and raises
     Case("text-not-json", "Traceback (most recent call last)", {"expected": {"q": "x"}}, 0.0,
@@ -287,3 +289,46 @@ def test_bad_options_fail_at_load() -> None:
         task = {"id": "t-literal", "instruction": "x", "evaluator": {"func": "literal_match", "options": options}}
         with pytest.raises(TaskLoadError, match=f"'literal_match': {named}"):
             load_task(task)
+
+
+def _speedtest(minutes_ago: int) -> File:
+    import datetime
+
+    taken = datetime.datetime.now() - datetime.timedelta(minutes=minutes_ago)
+    return File(f"Date,Time,Download,Upload\n{taken:%Y-%m-%d},{taken:%Y-%m-%d %H:%M},94.2,20.1\n", "speed.csv")
+
+
+SPEEDTEST = [
+    Case("just-now", _speedtest(0), "60", 1.0),
+    Case("three-hours-ago", _speedtest(180), "60", 0.0),
+    Case("no-rows", File("Date,Time\n", "speed.csv"), "60", 0.0),
+    Case("missing", None, "60", 0.0),
+]
+
+
+@pytest.mark.parametrize("case", SPEEDTEST, ids=ids(SPEEDTEST))
+def test_compare_time_in_speedtest_results(case: Case, tmp_path: Path) -> None:
+    check("compare_time_in_speedtest_results", case, tmp_path)
+
+
+def test_compare_time_in_speedtest_results_wraps_round_midnight(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    import datetime
+
+    from osgym.tasks import metrics
+    from osgym.tasks.metrics import general
+
+    class LateClock(datetime.datetime):
+        @classmethod
+        def now(cls, tz: datetime.tzinfo | None = None) -> LateClock:
+            return cls(2024, 3, 12, 23, 58)
+
+    monkeypatch.setattr(general.datetime, "datetime", LateClock)
+    (tmp_path / "s.csv").write_text("Date,Time\n2024-03-13,2024-03-13 00:03\n")
+    assert metrics.score("compare_time_in_speedtest_results", str(tmp_path / "s.csv"), "60", {}) == 1.0
+    with pytest.raises(ValueError, match="expected a number of minutes, actual 'an hour'"):
+        metrics.score("compare_time_in_speedtest_results", str(tmp_path / "s.csv"), "an hour", {})
+
+
+def test_compare_time_in_speedtest_results_parity(osworld: OSWorld, tmp_path: Path) -> None:
+    parity(osworld, "general", "compare_time_in_speedtest_results", SPEEDTEST, tmp_path)

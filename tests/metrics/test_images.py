@@ -338,6 +338,12 @@ def test_check_sharper_parity(osworld: OSWorld, tmp_path: Path) -> None:
     parity(osworld, "gimp", "check_sharper", SHARPER, tmp_path)
 
 
+def _palette_with_margin() -> Image.Image:
+    img = _with_margin(BASE.resize((128, 128)), 10).convert("P", palette=Image.Palette.ADAPTIVE, colors=255)
+    img.info["transparency"] = img.getpixel((0, 0))
+    return img
+
+
 SIZE = [
     Case("both", png(BASE.resize((128, 128))), {"height": 128, "width": 128}, 1.0),
     Case("height-only", png(BASE.resize((300, 512))), {"height": 512}, 1.0),
@@ -345,6 +351,9 @@ SIZE = [
     Case("opaque-part", png(_with_margin(BASE.resize((128, 128)), 10)), {"height": 128, "width": 128,
                                                                        "ignore_transparent": True}, 1.0),
     Case("whole-canvas", png(_with_margin(BASE.resize((128, 128)), 10)), {"height": 128, "width": 128}, 0.0),
+    # OSWorld's `ignore and alpha or "transparency" in info` measures a palette image's opaque part unasked
+    Case("palette-transparency-unasked", png(_palette_with_margin()), {"height": 148, "width": 148}, 1.0,
+         osworld=0.0),
     Case("missing", None, {"height": 1}, 0.0),
 ]
 

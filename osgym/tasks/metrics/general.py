@@ -13,6 +13,7 @@ valid UTF-8 is read with replacement characters, a file that does not parse scor
 from __future__ import annotations
 
 import csv
+import datetime
 import difflib
 import json
 import re
@@ -327,3 +328,34 @@ def fuzzy_place_math(result: str | None, rules: dict[str, Any]) -> float:
     if len(words) != 3:
         return 0.0
     return sum(max((fuzz.ratio(w, a) / 100 for a in rules["expected"]), default=0.0) for w in words) / 3
+
+
+def _minutes(value: Any) -> int:
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"compare_time_in_speedtest_results: expected a number of minutes, actual {value!r}") from None
+
+
+@metric("compare_time_in_speedtest_results", files=True)
+def compare_time_in_speedtest_results(result: str | None, expected: Any) -> float:
+    """1.0 if the time of the first result row of a Speedtest CSV export (the second column's ``HH:MM`` ending)
+    is less than ``expected`` minutes from the evaluator's clock. Midnight wraps round (OSWorld's difference
+    does not: 23:59 and 00:01 are 1438 minutes apart there).
+
+    Raises:
+        ValueError: if ``expected`` is not a number of minutes.
+    """
+    limit = _minutes(expected)
+    text = read_text(result)
+    if text is None:
+        return 0.0
+    lines = text.splitlines()
+    try:
+        stamp = lines[1].split(",")[1].strip()[-5:]
+        taken = datetime.datetime.strptime(stamp, "%H:%M")
+    except (IndexError, ValueError):
+        return 0.0
+    now = datetime.datetime.now()
+    apart = abs(taken.hour * 60 + taken.minute - (now.hour * 60 + now.minute))
+    return 1.0 if min(apart, 24 * 60 - apart) < limit else 0.0
