@@ -49,6 +49,10 @@ ARCHIVES = [
     Case("tar-pdf-top", _tar({"1.pdf": pdf("Lecture one").content}), _tar({"1.pdf": pdf("Lecture one").content},
                                                                           "g.tar.gz"), 1.0,
          options={"file_type": "pdf"}),
+    # `tar czf pdf.tar.gz .` names its members ./1.pdf
+    Case("tar-dot-prefix", _tar({"./1.pdf": pdf("Lecture one").content}), _tar({"1.pdf": pdf("Lecture one").content},
+                                                                               "g.tar.gz"), 1.0,
+         options={"file_type": "pdf"}),
     Case("text-same", _zip(TEXTS), _zip(TEXTS, "g.zip"), 1.0, options={"file_path": "notes"}),
     Case("text-one-differs", _zip({**TEXTS, "notes/b.txt": b"BETA\n"}), _zip(TEXTS, "g.zip"), 0.5,
          options={"file_path": "notes"}),

@@ -5,8 +5,8 @@ Archives are the agent's: osgym never unpacks one onto disk under its own member
 calls ``shutil.unpack_archive``). It reads the members it compares into memory, after checking the
 sizes the archive declares, and writes each to a scratch file of its own naming for the per-file metric.
 
->>> _children(["book/a.pdf", "book/sub/b.pdf", "book/", "c.txt"], "book")
-({'a.pdf'}, {'sub'})
+>>> _children(["book/a.pdf", "book/sub/b.pdf", "c.txt"], "book")
+({'a.pdf': 'book/a.pdf'}, {'sub'})
 """
 
 from __future__ import annotations
@@ -42,35 +42,37 @@ class ArchiveOptions(BaseModel):
     ignore_case: StrictBool = False
 
 
-def _children(names: list[str], folder: str) -> tuple[set[str], set[str]]:
-    """The files and the sub-folders directly inside ``folder`` (``""``: the top), given an archive's names."""
-    base = PurePosixPath(folder.strip("/")) if folder.strip("/") else None
-    files, dirs = set(), set()
+def _children(names: list[str], folder: str) -> tuple[dict[str, str], set[str]]:
+    """The files directly inside ``folder`` (``""``: the top), each to its member name, and the sub-folders
+    there, given an archive's member names (``./`` prefixes and doubled slashes count for nothing).
+
+    >>> _children(["./book/a.pdf", "book/sub/b.pdf", "book/", "c.txt"], "book")
+    ({'a.pdf': './book/a.pdf'}, {'sub'})
+    """
+    base = PurePosixPath(folder.strip("/")).parts if folder.strip("/") else ()
+    files, dirs = {}, set()
     for name in names:
         parts = PurePosixPath(name.strip("/")).parts
-        depth = len(base.parts) if base else 0
-        if len(parts) <= depth or (base and PurePosixPath(*parts[:depth]) != base):
+        if len(parts) <= len(base) or parts[:len(base)] != base:
             continue
-        if len(parts) == depth + 1 and not name.endswith("/"):
-            files.add(parts[depth])
+        if len(parts) == len(base) + 1 and not name.endswith("/"):
+            files[parts[-1]] = name
         else:
-            dirs.add(parts[depth])
+            dirs.add(parts[len(base)])
     return files, dirs
 
 
 def _members(path: str, folder: str) -> tuple[dict[str, bytes], set[str]] | None:
     """The files directly in ``folder`` of the zip or tar archive (name to bytes) and its sub-folder names,
-    or None if it is no archive, lacks the folder, or declares too much."""
+    or None if it is no archive, or declares too much."""
     try:
         if zipfile.is_zipfile(path):
             with zipfile.ZipFile(path) as z:
                 infos = z.infolist()
                 if len(infos) > MAX_MEMBERS or sum(i.file_size for i in infos) > MAX_UNPACKED:
                     return None
-                names = [i.filename for i in infos]
-                files, dirs = _children(names, folder)
-                prefix = f"{folder.strip('/')}/" if folder.strip("/") else ""
-                return {f: z.read(prefix + f) for f in files}, dirs
+                files, dirs = _children([i.filename for i in infos], folder)
+                return {f: z.read(member) for f, member in files.items()}, dirs
         with tarfile.open(path) as t:
             infos_t = []
             for info in t:  # tar has no index: stop reading a stream that lists too much
@@ -81,13 +83,12 @@ def _members(path: str, folder: str) -> tuple[dict[str, bytes], set[str]] | None
                 return None
             names = [i.name + ("/" if i.isdir() else "") for i in infos_t if i.isfile() or i.isdir()]
             files, dirs = _children(names, folder)
-            prefix = f"{folder.strip('/')}/" if folder.strip("/") else ""
             out = {}
-            for f in files:
-                member = t.extractfile(prefix + f)
-                if member is None:
+            for f, member in files.items():
+                reader = t.extractfile(member)
+                if reader is None:
                     return None
-                out[f] = member.read()
+                out[f] = reader.read()
             return out, dirs
     except (OSError, zipfile.BadZipFile, tarfile.TarError, KeyError, ValueError, EOFError):
         return None
