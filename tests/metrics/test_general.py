@@ -21,6 +21,7 @@ CHECK_LIST = [
     Case("unexpected-found", LISTING, {"unexpect": [r"\.eml$"]}, 0.0),
     Case("nothing-unexpected", File(""), {"unexpect": [".+"]}, 1.0),
     Case("diff-not-empty", File("< a\n> b\n"), {"unexpect": [".+"]}, 0.0),
+    Case("form-feed-is-no-line-break", File("a\x0cb\n"), {"expect": ["a.b"]}, 1.0),
     Case("missing-file", None, {"expect": ["x"]}, 0.0),
 ]
 
@@ -151,6 +152,8 @@ CHECK_CSV = [
     Case("value-differs", ACCOUNTS, {"expect": [{"url": "imap://outlook.office365.com", "password": "pw2"}]}, 0.0),
     Case("unexpected-row", ACCOUNTS, {"unexpect": [{"url": "imap://outlook.office365.com"}]}, 0.0),
     Case("unexpected-absent", File("url,user\n"), {"unexpect": [{"url": "imap://outlook.office365.com"}]}, 1.0),
+    Case("quoted-newline", File('url,note\nimap://a,"two\nlines"\n'), {"expect": [{"url": "imap://a",
+                                                                                 "note": "two\nlines"}]}, 1.0),
     Case("missing", None, {"expect": []}, 0.0),
 ]
 

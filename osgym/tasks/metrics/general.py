@@ -15,6 +15,7 @@ from __future__ import annotations
 import csv
 import datetime
 import difflib
+import io
 import json
 import re
 from pathlib import Path
@@ -75,7 +76,7 @@ def check_list(result: str | None, rules: dict[str, Any]) -> float:
     text = read_text(result)
     if text is None:
         return 0.0
-    lines = text.splitlines(keepends=True)  # as a file iterates: a line keeps its newline
+    lines = [line for line in re.split(r"(?<=\n)", text) if line]  # as a file iterates: a line keeps its newline
     expect = [re.compile(p) for p in rules.get("expect", [])]
     unexpect = [re.compile(p) for p in rules.get("unexpect", [])]
     found = all(any(p.search(line) for line in lines) for p in expect)
@@ -227,7 +228,7 @@ def check_csv(result: str | None, rules: dict[str, Any]) -> float:
     text = read_text(result)
     if text is None:
         return 0.0
-    rows = list(csv.DictReader(text.splitlines()))
+    rows = list(csv.DictReader(io.StringIO(text)))  # a quoted field may hold a newline
     found = all(any(_record_in(r, row) for row in rows) for r in rules.get("expect", []))
     clean = not any(_record_in(r, row) for r in rules.get("unexpect", []) for row in rows)
     return 1.0 if found and clean else 0.0
