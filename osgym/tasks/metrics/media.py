@@ -3,7 +3,7 @@
 osgym reads the ID3v2 text frames itself (versions 2.2 to 2.4, the four text encodings, unsynchronisation,
 extended headers); the parity tests compare it with mutagen on generated tags.
 
->>> tag = b"ID3\\x04\\x00\\x00" + bytes([0, 0, 0, 21]) + b"TIT2" + bytes([0, 0, 0, 11, 0, 0]) + b"\\x03Missing You"
+>>> tag = b"ID3\\x04\\x00\\x00" + bytes([0, 0, 0, 22]) + b"TIT2" + bytes([0, 0, 0, 12, 0, 0]) + b"\\x03Missing You"
 >>> _text_frames(tag)
 {'TIT2': ['Missing You']}
 """
