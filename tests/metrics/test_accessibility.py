@@ -82,3 +82,21 @@ def test_bad_rules_fail_at_load(rules: object, named: str) -> None:
                           "expected": {"type": "rule", "rules": rules}}}
     with pytest.raises(TaskLoadError, match=f"'check_accessibility_tree': {named}"):
         load_task(task)
+
+
+IMPRESS = ('<desktop-frame><application name="soffice"><frame name="deck.pptx - LibreOffice Impress">'
+           '<panel><document-frame name="{}"/></panel></frame></application></desktop-frame>')
+LEFT_PANEL = [
+    Case("open", IMPRESS.format("Slides View"), None, 1.0),
+    Case("closed", IMPRESS.format("Presentation"), None, 0.0),
+    Case("not-xml", "<desktop-frame", None, 0.0, osworld="ParseError"),
+]
+
+
+@pytest.mark.parametrize("case", LEFT_PANEL, ids=ids(LEFT_PANEL))
+def test_check_left_panel(case: Case, tmp_path: Path) -> None:
+    check("check_left_panel", case, tmp_path)
+
+
+def test_check_left_panel_parity(osworld: OSWorld, tmp_path: Path) -> None:
+    parity(osworld, "slides", "check_left_panel", LEFT_PANEL, tmp_path)

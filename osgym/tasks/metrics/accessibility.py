@@ -1,4 +1,5 @@
-"""``check_accessibility_tree`` after OSWorld's ``general.py``: CSS selectors over the accessibility tree's XML.
+"""Accessibility-tree metrics: ``check_accessibility_tree`` after OSWorld's ``general.py`` (CSS selectors over the
+tree's XML) and ``check_left_panel`` after its ``slides.py``.
 
 OSWorld turns the selectors into XPath with cssselect and runs them with lxml. osgym matches the same
 selectors on the standard library's ElementTree: type selectors (``tool-bar``, ``*``), attribute selectors
@@ -25,7 +26,7 @@ from rapidfuzz import fuzz
 
 from osgym.tasks.metrics import metric
 
-__all__ = ["check_accessibility_tree", "compile_selector"]
+__all__ = ["check_accessibility_tree", "check_left_panel", "compile_selector"]
 
 _KINDS = {"st": "state", "attr": "attributes", "cp": "component", "doc": "document",
           "docattr": "document/attributes", "txt": "text", "val": "value", "act": "action"}
@@ -209,3 +210,15 @@ def check_accessibility_tree(result: Any, rules: list[dict[str, Any]]) -> float:
         else:
             total *= max(fuzz.ratio(r["text"], el.text or "") / 100 for el in found)
     return total
+
+
+@metric("check_left_panel")
+def check_left_panel(result: Any, expected: Any = None) -> float:
+    """1.0 if LibreOffice Impress shows its slide pane: the tree has a ``document-frame`` named ``Slides View``."""
+    if not isinstance(result, str):
+        return 0.0
+    try:
+        root = ET.fromstring(result)
+    except ET.ParseError:
+        return 0.0
+    return 1.0 if any(f.get("name") == "Slides View" for f in root.iter("document-frame")) else 0.0
