@@ -434,3 +434,26 @@ def test_bad_rules_fail_at_load(func: str, rules: dict[str, object], named: str)
                           "expected": {"type": "rule", "rules": rules}}}
     with pytest.raises(TaskLoadError, match=f"'{func}': {named}"):
         load_task(task)
+
+
+def test_compare_images_reads_an_animated_gif_without_leaking_its_file(tmp_path: Path) -> None:
+    import gc
+    import sys
+    import warnings
+
+    from osgym.tasks import metrics
+
+    frames = [BASE, ImageEnhance.Brightness(BASE).enhance(0.5)]
+    gif = tmp_path / "clip.gif"
+    frames[0].save(gif, save_all=True, append_images=frames[1:], duration=100, loop=0)
+    leaks: list[str] = []
+    hook = sys.unraisablehook
+    sys.unraisablehook = lambda u: leaks.append(repr(u.exc_value))  # a file closed only by the collector
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", ResourceWarning)
+            assert metrics.score("compare_images", str(gif), str(gif), {}) == 1.0
+            gc.collect()
+    finally:
+        sys.unraisablehook = hook
+    assert not leaks, leaks

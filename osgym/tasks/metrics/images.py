@@ -13,7 +13,9 @@ in the parity tests. The images are the agent's: one that cannot be read, or tha
 
 from __future__ import annotations
 
+import io
 import os
+from pathlib import Path
 from typing import Annotated, Any
 
 import numpy as np
@@ -40,9 +42,9 @@ def open_image(path: str | None) -> Image.Image | None:
     if not path:
         return None
     try:
-        img = Image.open(path)
+        # from memory: a multi-frame image (GIF) would otherwise keep its file open after load()
+        img = Image.open(io.BytesIO(Path(path).read_bytes()))
         if img.width * img.height > MAX_PIXELS:
-            img.close()
             return None
         img.load()
         return img
