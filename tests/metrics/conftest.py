@@ -92,8 +92,10 @@ class OSWorld:
     def scores(self, calls: Sequence[Call]) -> list[float | str]:
         """Each call's score, or its error text when OSWorld's function raised."""
         payload = json.dumps([c.__dict__ for c in calls])
-        proc = subprocess.run([str(self.python), str(RUNNER)], input=payload, capture_output=True, text=True,
-                              timeout=300, check=False)
+        # in a scratch folder: some of OSWorld's functions write files into the working directory (temp.pdf)
+        with tempfile.TemporaryDirectory(prefix="osgym-osworld-run-") as cwd:
+            proc = subprocess.run([str(self.python), str(RUNNER)], input=payload, capture_output=True, text=True,
+                                  timeout=300, check=False, cwd=cwd)
         assert proc.returncode == 0, proc.stderr[-4000:]
         return [r.get("score", r.get("error")) for r in json.loads(proc.stdout)]
 
