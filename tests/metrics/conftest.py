@@ -27,10 +27,13 @@ from typing import Any
 import pytest
 
 OSWORLD_VERSION = "1.0.2"
-# What table.py, slides.py, docs.py, pdf.py, general.py and vscode.py import (directly or through utils.py),
-# less docs.py's easyocr and scikit-image and pdf.py's PyMuPDF (see osworld_runner.py).
+# What table.py, slides.py, docs.py, pdf.py, general.py, vscode.py, gimp.py, thunderbird.py, basic_os.py, others.py and
+# the compared parts of vlc.py and chrome.py import (directly or through utils.py), less what osworld_runner.py
+# leaves out (easyocr, audio and video libraries, borb). scikit-image is the reference for osgym's
+# own SSIM, opencv for its Laplacian, PyMuPDF for compare_pdfs' text, mutagen for ID3 tags.
 NEEDED = ("numpy", "pandas", "lxml", "cssselect", "xmltodict", "openpyxl", "python-docx", "python-pptx",
-          "rapidfuzz", "formulas", "pyyaml", "pypdf2", "pdfplumber", "tldextract", "pillow", "odfpy", "pypdf")
+          "rapidfuzz", "formulas", "pyyaml", "pypdf2", "pdfplumber", "tldextract", "pillow", "odfpy", "pypdf",
+          "scikit-image", "opencv-python-headless", "beautifulsoup4", "pymupdf", "mutagen")
 RUNNER = Path(__file__).with_name("osworld_runner.py")
 PIP_TIMEOUT_S = 900
 
@@ -89,8 +92,10 @@ class OSWorld:
     def scores(self, calls: Sequence[Call]) -> list[float | str]:
         """Each call's score, or its error text when OSWorld's function raised."""
         payload = json.dumps([c.__dict__ for c in calls])
-        proc = subprocess.run([str(self.python), str(RUNNER)], input=payload, capture_output=True, text=True,
-                              timeout=300, check=False)
+        # in a scratch folder: some of OSWorld's functions write files into the working directory (temp.pdf)
+        with tempfile.TemporaryDirectory(prefix="osgym-osworld-run-") as cwd:
+            proc = subprocess.run([str(self.python), str(RUNNER)], input=payload, capture_output=True, text=True,
+                                  timeout=300, check=False, cwd=cwd)
         assert proc.returncode == 0, proc.stderr[-4000:]
         return [r.get("score", r.get("error")) for r in json.loads(proc.stdout)]
 

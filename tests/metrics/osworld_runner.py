@@ -11,7 +11,8 @@ running their ``__init__``: the metric module itself and everything it imports l
 real files and run unchanged.
 
 ``docs.py`` itself imports easyocr and scikit-image at the top, for its OCR and colour metrics, and
-``pdf.py`` imports PyMuPDF for a helper no metric here uses. For these modules the runner compiles
+``pdf.py`` imports PyMuPDF for a helper no metric here uses; ``vlc.py`` and ``chrome.py`` import audio, video
+and PDF-image libraries for metrics osgym does not compare. For these modules the runner compiles
 the module's own source without those import statements (named in ``HEAVY``), and before calling a
 function checks that neither its code nor any code nested in it names what they would have bound:
 the function that runs is OSWorld's, unchanged, and could not have used them.
@@ -30,7 +31,11 @@ from typing import Any
 
 # Per module: the top-level imports left out, and the names they would have bound.
 HEAVY = {"docs": ({"easyocr", "skimage.color"}, {"easyocr", "deltaE_ciede2000", "rgb2lab"}),
-         "pdf": ({"fitz"}, {"fitz"})}
+         "pdf": ({"fitz"}, {"fitz"}),
+         # audio and video comparison: fingerprints, DTW, perceptual hashes
+         "vlc": ({"acoustid", "librosa", "fastdtw", "imagehash"}, {"acoustid", "librosa", "fastdtw", "imagehash"}),
+         # PDF pages as images
+         "chrome": ({"borb.pdf", "imagehash"}, {"Document", "PDF", "imagehash"})}
 
 
 def _enter_packages() -> None:
@@ -70,9 +75,20 @@ def _names(code: Any) -> set[str]:
     return found
 
 
+def _offline_tldextract() -> None:
+    """OSWorld's URL comparison splits host names with tldextract, which by default downloads the public
+    suffix list: the tests use the snapshot tldextract ships instead, and send nothing off this machine."""
+    try:
+        import tldextract
+    except ImportError:
+        return
+    tldextract.extract = tldextract.TLDExtract(suffix_list_urls=(), cache_dir=None)
+
+
 def main() -> None:
     calls = json.load(sys.stdin)
     _enter_packages()
+    _offline_tldextract()
     out = []
     # OSWorld's metrics print as they go: keep stdout for the answer.
     with contextlib.redirect_stdout(sys.stderr):
