@@ -4,6 +4,7 @@ The episodes themselves run in tests/apps/test_apps_smoke.py (``make test-apps``
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,7 @@ from osgym.collection.recipe import load_recipe
 from osgym.errors import ConfigError
 from osgym.tasks.generators import content_key
 from osgym.tasks.suites import generate, list_suites, required_tier, templates
+from osgym.tasks.suites.apps_smoke.common import write_expected
 
 RECIPE = Path(__file__).resolve().parents[2] / "datasets" / "apps-smoke.yaml"
 INPUT_OPS = {"type", "press", "hotkey", "click", "click_window"}
@@ -49,3 +51,17 @@ def test_a_recipe_of_the_suite_on_another_tier_is_refused_before_any_replica_sta
     with pytest.raises(ConfigError, match=r"suite apps-smoke runs on the apps tier.*actual tier 'desktop'.*tier: apps"):
         load_recipe(RECIPE, tier="desktop")
     assert load_recipe(RECIPE, tier="desktop", image="osgym/apps:custom").image == "osgym/apps:custom"
+
+
+def test_the_expected_document_is_never_written_through_what_the_agent_left(tmp_path: Path) -> None:
+    """The Writer task's postconfig runs after the agent, in the agent's account: a symlink planted at the
+    expected folder (to the agent's own result, say) is removed, not written through."""
+    victim = tmp_path / "Documents"
+    victim.mkdir()
+    (victim / "note.docx").write_bytes(b"the agent's result")
+    folder = tmp_path / "expected"
+    folder.symlink_to(victim)
+    step, path = write_expected("note.docx", b"expected bytes", folder=str(folder))
+    subprocess.run(["bash", "-c", step["parameters"]["command"]], check=True, timeout=10)
+    assert (victim / "note.docx").read_bytes() == b"the agent's result"
+    assert not folder.is_symlink() and Path(path).read_bytes() == b"expected bytes"

@@ -13,7 +13,7 @@ from xml.sax.saxutils import escape
 from osgym.tasks.generators import execute, launch, op, q, wait
 from osgym.tasks.suites.desktop_basics.common import ANIMALS, NAMES, WORDS
 
-__all__ = ["ANIMALS", "DONE", "NAMES", "WORDS", "docx_bytes", "open_app", "save_as", "unprefixed", "write_bytes"]
+__all__ = ["ANIMALS", "DONE", "NAMES", "WORDS", "docx_bytes", "open_app", "save_as", "unprefixed", "write_expected"]
 
 DONE = op("done")
 APP_START_S = 60
@@ -91,7 +91,18 @@ def docx_bytes(paragraphs: list[str]) -> bytes:
     return buf.getvalue()
 
 
-def write_bytes(path: str, data: bytes) -> dict[str, Any]:
-    """A setup (or postconfig) step writing ``data`` to ``path`` inside the replica, creating its folder."""
-    parent = path.rsplit("/", 1)[0]
-    return execute(f"mkdir -p {q(parent)} && printf '%s' {q(base64.b64encode(data).decode())} | base64 -d > {q(path)}")
+EXPECTED_DIR = "/tmp/osgym-expected"
+"""Where an evaluator's postconfig writes the expected document: after the agent has finished, so that
+the agent never sees it."""
+
+
+def write_expected(name: str, data: bytes, folder: str = EXPECTED_DIR) -> tuple[dict[str, Any], str]:
+    """A postconfig step writing ``data`` as ``folder/name`` inside the replica, and that path.
+
+    The folder is made anew and the file created exclusively (``set -C``), so nothing the agent left at
+    that path (a symlink to its own result, say) is written through: the step fails instead.
+    """
+    path = f"{folder}/{name}"
+    b64 = base64.b64encode(data).decode()
+    return execute(f"rm -rf {q(folder)} && mkdir -m 700 {q(folder)} && "
+                   f"set -C && printf '%s' {q(b64)} | base64 -d > {q(path)}"), path

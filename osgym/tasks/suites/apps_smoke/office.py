@@ -15,7 +15,7 @@ from osgym.tasks.suites.apps_smoke.common import (
     open_app,
     save_as,
     unprefixed,
-    write_bytes,
+    write_expected,
 )
 
 CALC = "LibreOffice Calc"
@@ -23,9 +23,6 @@ WRITER = "LibreOffice Writer"
 HEADERS = [("Item", "Qty"), ("Product", "Count"), ("Fruit", "Boxes"), ("Part", "Stock")]
 PLACES = ["library", "harbor", "station", "museum", "bakery", "garden", "market", "school"]
 DAYS = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday"]
-EXPECTED_DIR = "/tmp/osgym-expected"
-"""Where a Writer task's postconfig writes the expected document: after the agent has finished, so the
-agent never sees it."""
 
 
 def _cell(coordinate: str, value: object) -> dict[str, Any]:
@@ -69,7 +66,7 @@ def writer_write_note(rng: random.Random) -> dict[str, Any]:
     lines = [title, f"We meet at the {place} on {day}.", f"Please bring a {w1}, a {w2} and a {w3}."]
     name = f"{animal}-{rng.choice(NAMES)}"
     path = f"{HOME}/Documents/{name}.docx"
-    expected = f"{EXPECTED_DIR}/{name}.docx"
+    postconfig, expected = write_expected(f"{name}.docx", docx_bytes(lines))
     return {
         "instruction": f"In LibreOffice Writer, write a note of three paragraphs: the title '{lines[0]}', then "
                        f"'{lines[1]}', then '{lines[2]}'. Center the title, and save the note in Word format "
@@ -78,7 +75,7 @@ def writer_write_note(rng: random.Random) -> dict[str, Any]:
         "evaluator": {"func": ["compare_docx_files", "is_first_line_centered"], "conj": "and",
                       "result": [vm_file(path), vm_file(path, "centered.docx")],
                       "expected": [vm_file(expected, "expected.docx"), None], "options": [{}, {}],
-                      "postconfig": [write_bytes(expected, docx_bytes(lines))]},
+                      "postconfig": [postconfig]},
         "oracle": [op("wait_focused", window=WRITER, role="paragraph", timeout=30), op("type", text="\n".join(lines)),
                    op("hotkey", keys=["ctrl", "Home"]), op("hotkey", keys=["ctrl", "e"]), *save_as(path, WRITER),
                    DONE],
