@@ -14,6 +14,7 @@ osgym.errors.ConfigError: unknown colour 'blue': expected one of red
 from __future__ import annotations
 
 import re
+import threading
 from collections.abc import Callable
 from typing import Generic, TypeVar
 
@@ -32,6 +33,9 @@ class Registry(Generic[T]):
         self.kind = kind
         self._items: dict[str, T] = {}
         self._load = load
+        self._loaded = load is None
+        # Reentrant: ``load`` imports modules whose registrations may look names up themselves.
+        self._lock = threading.RLock()
 
     def check_name(self, name: str) -> str:
         """Raises ValueError unless ``name`` is made of letters, digits, ``_ . -``."""
@@ -69,6 +73,16 @@ class Registry(Generic[T]):
             raise ConfigError(f"unknown {self.kind} {name!r}: expected one of {', '.join(self.names())}") from None
 
     def _ensure_loaded(self) -> None:
-        load, self._load = self._load, None
-        if load is not None:
-            load()
+        """Run ``load`` once; a thread that looks up while another is loading waits for it to finish
+        (episodes and task variants are built in worker threads: the second one's first look-up used to
+        see a half-filled registry and refuse a built-in name)."""
+        if self._loaded:
+            return
+        with self._lock:
+            load, self._load = self._load, None
+            if load is None:
+                return  # loaded by another thread meanwhile, or being loaded by this one (a registration looking up)
+            try:
+                load()
+            finally:
+                self._loaded = True

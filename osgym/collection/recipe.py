@@ -180,6 +180,18 @@ class Recipe(_Strict):
             raise ValueError(f"expected width 320..7680 and height 240..4320, actual {v[0]}x{v[1]}")
         return v
 
+    @model_validator(mode="after")
+    def _suite_tier(self) -> Recipe:
+        from osgym.tasks.suites import required_tier
+
+        # An image named outright is the operator's choice; otherwise a suite that needs a tier's apps
+        # would fail every episode's setup (and retry it) on another tier: say so before any replica starts.
+        needed = required_tier(self.suite)
+        if self.image is None and needed is not None and self.tier != needed:
+            raise ValueError(f"suite {self.suite} runs on the {needed} tier (its tasks open that tier's apps), "
+                             f"actual tier {self.tier!r}: add 'tier: {needed}' to the recipe")
+        return self
+
     @field_validator("store")
     @classmethod
     def _store(cls, v: str) -> str:

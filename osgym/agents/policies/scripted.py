@@ -12,6 +12,10 @@ state are resolved against the observation at the moment they run:
   window whose title contains ``window`` is shown and sensitive, read from the accessibility tree. A careful
   person does not press Enter on a dialog whose default button is still greyed out: GTK's file chooser,
   for one, enables Save only 150 ms after the last keystroke in its Name field, and ignores Enter until then
+- ``wait_focused {window, role="", timeout=10}``: wait until the window whose title contains ``window`` is the
+  active one and an element inside it (of ``role``, if given) has the keyboard focus, read from the accessibility
+  tree. An application's window maps before it takes keys: LibreOffice drops what is typed in the ~0.6 s between
+  its window mapping and its document taking the focus, so a person waits for the caret before typing
 - ``type {text}``, ``press {key}``, ``hotkey {keys}``, ``click {x, y}``, ``wait {seconds}``
 - ``done``, ``fail``
 
@@ -54,7 +58,9 @@ if TYPE_CHECKING:
     from osgym.episodes.trajectory import Step  # history's type only: episodes build on agents
 
 POLL_S = 0.2
-WAITS = ("wait_window", "wait_gone", "wait_enabled")
+WAITS = ("wait_window", "wait_gone", "wait_enabled", "wait_focused")
+A11Y_WAITS = ("wait_enabled", "wait_focused")
+"""Waits that read the accessibility tree."""
 OPS = ("click_window", *WAITS, "type", "press", "hotkey", "click", "wait", "done", "fail")
 A11Y_STATE = "{https://accessibility.ubuntu.example.org/ns/state}"
 TYPO_CHARS = "qxzjkvw"
@@ -150,7 +156,7 @@ class ScriptedPolicy:
 
     def _upcoming_needs_a11y(self) -> bool:
         """Ask for the tree with the observation the next op will read, so a ready control costs no extra poll."""
-        return not self._pending and self._i < len(self._ops) and self._ops[self._i].op == "wait_enabled"
+        return not self._pending and self._i < len(self._ops) and self._ops[self._i].op in A11Y_WAITS
 
     def _poll(self, op: OracleStep, obs: Observation) -> Decision | None:
         """None once the state ``op`` waits for holds; else a waiting decision, or PolicyError past its timeout."""
@@ -161,9 +167,12 @@ class ScriptedPolicy:
             elif op.op == "wait_gone":
                 held = not any(a["title"].lower() in w.title.lower() for w in obs.windows)
                 what = f"window {a['title']!r} never went away"
+            elif obs.a11y is None:
+                return self._waiting(op, seconds=0.0, needs_a11y=True)
+            elif op.op == "wait_focused":
+                held = _focus_in(obs.a11y, a["window"], a.get("role", ""))
+                what = f"window {a['window']!r} never had the focus on {a.get('role') or 'an element'}"
             else:
-                if obs.a11y is None:
-                    return self._waiting(op, seconds=0.0, needs_a11y=True)
                 held = _control_enabled(obs.a11y, a["window"], a["control"], a.get("role", "push-button"))
                 what = f"{a.get('role', 'push-button')} {a['control']!r} in window {a['window']!r} never became enabled"
         except KeyError as exc:
@@ -179,7 +188,7 @@ class ScriptedPolicy:
             self._wait_since = None
             raise PolicyError(f"oracle for {self._task_id}, step {self._i + 1}/{len(self._ops)} ({op.op}): {what} "
                               f"within {timeout:g} s; windows on screen: {[w.title for w in obs.windows]}")
-        return self._waiting(op, seconds=POLL_S, needs_a11y=op.op == "wait_enabled")
+        return self._waiting(op, seconds=POLL_S, needs_a11y=op.op in A11Y_WAITS)
 
     def _waiting(self, op: OracleStep, *, seconds: float, needs_a11y: bool) -> Decision:
         return Decision([Wait(seconds=seconds)], thought=f"oracle {self._i + 1}/{len(self._ops)}: {op.op}",
@@ -271,4 +280,34 @@ def _control_enabled(tree: str, window: str, name: str, role: str) -> bool:
             for el in top.iter(role):
                 if el.get("name") == name and el.get(f"{A11Y_STATE}showing") == "true":
                     return el.get(f"{A11Y_STATE}sensitive") == "true"
+    return False
+
+
+def _focus_in(tree: str, window: str, role: str) -> bool:
+    """Whether the top-level window whose title contains ``window`` is the active one and an element inside
+    it (of ``role``, if not empty) is focused, in an accessibility tree as the replica dumps it.
+
+    A window that is not active does not count even if an element in it says it is focused: LibreOffice
+    keeps the focused state on the cell of a spreadsheet whose window is in the background.
+
+    >>> st = A11Y_STATE[1:-1]
+    >>> xml = (f'<desktop-frame xmlns:st="{st}"><application name="soffice">'
+    ...        '<frame name="Untitled 1 - LibreOffice Writer" st:active="true"><document-text name="">'
+    ...        '<paragraph name="" st:focused="true"/></document-text></frame></application></desktop-frame>')
+    >>> _focus_in(xml, "LibreOffice Writer", "paragraph"), _focus_in(xml, "LibreOffice Writer", "table-cell")
+    (True, False)
+    >>> _focus_in(xml.replace('st:active="true"', ''), "LibreOffice Writer", "")
+    False
+    """
+    try:
+        root = ET.fromstring(tree)
+    except ET.ParseError as exc:
+        raise PolicyError(f"the accessibility tree is not XML: {exc}") from exc
+    needle = window.lower()
+    for app in root:
+        for top in app:
+            if needle not in (top.get("name") or "").lower() or top.get(f"{A11Y_STATE}active") != "true":
+                continue
+            if any(el.get(f"{A11Y_STATE}focused") == "true" for el in (top.iter(role) if role else top.iter())):
+                return True
     return False

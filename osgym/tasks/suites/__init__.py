@@ -18,9 +18,9 @@ from types import ModuleType
 from osgym.errors import ConfigError, TaskLoadError
 from osgym.tasks.generators import Template, content_key
 from osgym.tasks.spec import TaskSpec
-from osgym.tasks.suites import desktop_basics
+from osgym.tasks.suites import apps_smoke, desktop_basics
 
-SUITES: dict[str, ModuleType] = {desktop_basics.NAME: desktop_basics}
+SUITES: dict[str, ModuleType] = {desktop_basics.NAME: desktop_basics, apps_smoke.NAME: apps_smoke}
 MAX_ATTEMPTS_PER_TASK = 50
 
 
@@ -42,6 +42,16 @@ def describe(name: str) -> str:
         TaskLoadError: if there is no such suite.
     """
     return str(_module(name).DESCRIPTION)
+
+
+def required_tier(name: str) -> str | None:
+    """The image tier the suite's tasks need (its ``TIER``), or None if it names none or is unknown.
+
+    >>> required_tier("apps-smoke"), required_tier("desktop-basics")
+    ('apps', None)
+    """
+    module = SUITES.get(name)
+    return None if module is None else getattr(module, "TIER", None)
 
 
 def templates(name: str, ids: list[str] | None = None) -> list[Template]:

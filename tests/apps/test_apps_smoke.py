@@ -1,0 +1,90 @@
+"""The apps-smoke suite on real apps replicas: each template's scripted oracle scores 1.0 on seed 0, and
+a do-nothing policy scores 0.0 on the same variant (so each evaluator can fail).
+
+Each episode runs on a fresh replica with the task's setup, as a collection run does, so the oracle
+starts as soon as the app's window is up (unlike tests/suites/test_desktop_basics_episodes.py, which
+runs the oracle after a do-nothing episode on the same desktop: that would give the app seconds to
+settle and hide a race between its window and its readiness for keys). All templates are submitted at
+once to two worker threads, one per replica of the module's pool (the tier's limits, 1920x1080); each
+test waits for its own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+
+import docker
+import pytest
+
+from osgym.agents.policies.base import Policy
+from osgym.agents.policies.noop import NoopPolicy
+from osgym.agents.policies.scripted import ScriptedPolicy
+from osgym.episodes.runner import EpisodeLimits, run_episode
+from osgym.episodes.trajectory import Trajectory
+from osgym.errors import ReplicaError
+from osgym.replicas.pool import ReplicaPool, limits_for
+from osgym.tasks.generators import Template
+from osgym.tasks.spec import TaskSpec
+from osgym.tasks.suites import templates
+from tests.apps.test_apps_open import SCREEN
+from tests.conftest import SESSION
+
+pytestmark = [pytest.mark.docker, pytest.mark.slow]
+
+TEMPLATES = templates("apps-smoke")
+LIMITS = EpisodeLimits(max_steps=40, deadline_s=240, settle_s=0.5)
+GUI_INPUT = {"CLICK", "TYPING", "PRESS", "HOTKEY"}
+Pair = tuple[Trajectory, Trajectory]
+
+
+@pytest.fixture(scope="module")
+def apps_pool(image: str, docker_client: docker.DockerClient) -> Iterator[ReplicaPool]:
+    with ReplicaPool(image, 2, standby=1, name=f"{SESSION}-apps-smoke", docker_client=docker_client,
+                     screen=SCREEN, limits=limits_for("apps")) as pool:
+        yield pool
+
+
+def _episode(pool: ReplicaPool, task: TaskSpec, policy: Policy, attempts: int = 2) -> Trajectory:
+    """One episode on a fresh replica, setup included. As production does, a replica fault (e.g. an app
+    that never maps its window) retries on a fresh replica."""
+    for attempt in range(1, attempts + 1):
+        try:
+            with pool.lease(timeout=300) as r:
+                return run_episode(r, task, policy, seed=7, limits=LIMITS)
+        except ReplicaError:
+            if attempt == attempts:
+                raise
+    raise AssertionError("unreachable")
+
+
+def _oracle_and_noop(pool: ReplicaPool, task: TaskSpec) -> Pair:
+    """The oracle starts right after setup has opened the app, as in a collection run: that is when an
+    app's window is up but it may not take keys yet. The do-nothing episode gets a replica of its own."""
+    return _episode(pool, task, ScriptedPolicy()), _episode(pool, task, NoopPolicy())
+
+
+@pytest.fixture(scope="module")
+def episodes(apps_pool: ReplicaPool, request: pytest.FixtureRequest) -> Iterator[dict[str, Future[Pair]]]:
+    selected = [i.callspec.params["template"] for i in request.session.items
+                if i.module is request.module and hasattr(i, "callspec")]  # only what -k selected
+    with ThreadPoolExecutor(2, thread_name_prefix="episode") as ex:
+        futures = {t.id: ex.submit(_oracle_and_noop, apps_pool, t.variant(0)) for t in selected}
+        yield futures
+        for f in futures.values():
+            f.cancel()
+
+
+@pytest.mark.parametrize("template", TEMPLATES, ids=[t.id for t in TEMPLATES])
+def test_oracle_scores_one_and_noop_scores_zero(episodes: dict[str, Future[Pair]], template: Template) -> None:
+    solved, idle = episodes[template.id].result(timeout=900)
+    where = f"{template.id} seed 0"
+    took = (solved.ended_at - solved.started_at).total_seconds() if solved.ended_at else None
+    print(f"{where}: noop setup {idle.setup_s:.1f} s; oracle {len(solved.steps)} steps in {took} s")
+    assert idle.termination == "done" and idle.error_class is None, f"{where}: {idle.error_message}"
+    assert idle.score == 0.0, f"{where}: doing nothing scored {idle.score}"
+    assert solved.error_class is None, f"{where}: {solved.error_message}"
+    assert solved.termination == "done"
+    assert solved.score == 1.0, f"{where}: the oracle scored {solved.score}"
+    kinds = set().union(*(set(st.action_type.split(",")) for st in solved.steps))
+    assert kinds & GUI_INPUT, f"{where}: solved without GUI input: {kinds}"
