@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shutil
 import subprocess
 import sys
 from collections.abc import Callable
@@ -99,6 +100,54 @@ def ensure_wheels(root: Path | None = None, log: Callable[[str], None] = print) 
     return True
 
 
+CODE_SERVER_PIN = "apps/code-server/VERSION"
+CODE_SERVER_FETCH = "apps/code-server/fetch.sh"
+CODE_SERVER_CACHE = "code-server"
+"""Where :func:`ensure_code_server` leaves ``code-server.tar.gz`` for the apps Dockerfile, under
+``replica_images/`` (gitignored, outside every tier's :data:`INPUT_DIRS`: the tag hashes the pin
+and the fetch script, which decide the archive, not its 27 MB)."""
+CODE_SERVER_FETCH_TIMEOUT_S = 900
+
+
+def ensure_code_server(root: Path | None = None, log: Callable[[str], None] = print) -> bool:
+    """Fetch the pinned code-server (VS Code for the apps tier) with npm on the host, if not cached.
+
+    Runs ``apps/code-server/fetch.sh``: npm over https fails TLS inside the build containers
+    (as pip does, see :func:`ensure_wheels`), so the registry is reached from the host and the
+    Dockerfile gets ``code-server/code-server.tar.gz``. A stamp (the hash of the pin file and the
+    script) makes a second call with nothing changed a no-op. Returns True if it fetched.
+
+    Raises:
+        ImageError: if npm is not installed, the registry cannot be reached, or the fetch fails
+            (the message carries npm's output's tail).
+    """
+    root = root or images_dir()
+    pin, script = root / CODE_SERVER_PIN, root / CODE_SERVER_FETCH
+    stamp = hashlib.sha256(pin.read_bytes() + b"\0" + script.read_bytes()).hexdigest()
+    out = root / CODE_SERVER_CACHE
+    if (out / "code-server.tar.gz").is_file() and (out / "stamp").is_file() and (out / "stamp").read_text() == stamp:
+        return False
+    if shutil.which("npm") is None or shutil.which("node") is None:
+        raise ImageError("the apps tier's VS Code (code-server) is fetched with npm on the host, and npm is not "
+                         "installed: on Debian, `apt-get install nodejs npm` (as root), then build again")
+    log(f"fetching code-server ({pin.read_text().split('version=', 1)[-1].split()[0]}) with npm for the apps tier")
+    try:
+        proc = subprocess.run(["bash", str(script), str(pin), str(out)], capture_output=True, text=True,
+                              timeout=CODE_SERVER_FETCH_TIMEOUT_S)
+    except subprocess.TimeoutExpired as exc:
+        raise ImageError(f"fetching code-server with npm took over {CODE_SERVER_FETCH_TIMEOUT_S} s: "
+                         "is the npm registry (npm config get registry) reachable from this host?") from exc
+    if proc.returncode != 0:
+        tail = (proc.stderr.strip() or proc.stdout.strip())[-2000:]
+        unreachable = any(code in tail for code in ("ENOTFOUND", "ECONNREFUSED", "ETIMEDOUT", "EAI_AGAIN",
+                                                    "ECONNRESET", "network", "SELF_SIGNED", "CERT_"))
+        hint = (" The npm registry (npm config get registry) is not reachable from this host; the apps tier "
+                "needs it once, to fetch code-server.") if unreachable else ""
+        raise ImageError(f"fetching code-server with {script.name} failed (exit {proc.returncode}).{hint}\n{tail}")
+    (out / "stamp").write_text(stamp)
+    return True
+
+
 def _inputs(root: Path, tier: str = "desktop") -> list[Path]:
     files = [p for sub in INPUT_DIRS[tier] for p in sorted((root / sub).rglob("*")) if p.is_file()]
     wheels = root / "wheels"
@@ -178,6 +227,8 @@ def build(
     base_built = build_base(client, base, log) if base == BASE_IMAGE else False
     if _exists(client, tag):
         return BuildResult(tag, False, base_built)
+    if tier == "apps":  # only when building: a host with the image built needs no npm
+        ensure_code_server(log=log)
     log(f"building {tag}")
     root = images_dir()
     tail: list[str] = []

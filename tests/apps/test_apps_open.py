@@ -67,6 +67,9 @@ APPS = [
     App("thunar", "thunar", "thunar", "thunar"),
     App("gedit", "gedit", "gedit", "gedit", HEADER_BAR_ROLES),
     App("mousepad", "mousepad", "mousepad", "mousepad"),
+    # VS Code is code-server in a Chromium app window (replica_images/apps/code-server/code), so its
+    # AT-SPI application is Chromium's; the title comes from its machine settings.
+    App("code", "code", "visual studio code", "chromium"),
 ]
 
 

@@ -1,0 +1,137 @@
+"""VS Code in the apps tier, as OSWorld's vs_code tasks use it: code-server (VS Code 1.89 for the
+browser) served on the replica's loopback and shown in a Chromium app window, with no network.
+
+- ``code FILE`` (a task's launch step) shows the file in a window titled ``FILE - Visual Studio
+  Code`` (OSWorld activates windows by that title) within 20 s; from a shell, it returns at once
+  and opens the file in the running window;
+- a setting changed in VS Code's UI (the color theme, OSWorld task 982d12a5) lands in
+  ~/.config/Code/User/settings.json, the file OSWorld's vs_code checks read;
+- ``code --install-extension FILE.vsix`` works offline (task 0512bb38), also when run as root, and
+  ``code --list-extensions`` lists it; an install by marketplace ID fails, with the reason.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import time
+import xml.etree.ElementTree as ET
+import zipfile
+from collections.abc import Callable
+
+import pytest
+
+from osgym.replicas.actions import Hotkey, Press, Typing
+from osgym.replicas.client import Replica
+from osgym.replicas.pool import ReplicaPool, limits_for
+from osgym.tasks.setup import run_step
+from osgym.tasks.spec import SetupStep
+from tests.apps.test_apps_open import MAP_TIMEOUT_S, SCREEN, wait_session
+
+pytestmark = [pytest.mark.docker, pytest.mark.slow]
+
+SETTINGS = "/home/user/.config/Code/User/settings.json"
+
+
+def _named(replica: Replica) -> list[str]:
+    """``role:name`` of every named node under Chromium's application in the accessibility tree."""
+    root = ET.fromstring(replica.accessibility(timeout=30))
+    return [f"{el.tag}:{el.get('name')}" for app in root if (app.get("name") or "").lower() == "chromium"
+            for el in app.iter() if el.get("name")]
+
+
+def _wait_named(replica: Replica, wanted: str, timeout: float) -> list[str]:
+    """Poll the accessibility tree until a node named like ``wanted`` (substring) is in it; returns the names."""
+    deadline = time.monotonic() + timeout
+    while True:
+        names = _named(replica)
+        if any(wanted in n for n in names) or time.monotonic() > deadline:
+            return names
+        time.sleep(0.5)
+
+
+def test_code_opens_a_file_and_a_ui_setting_lands_where_osworld_reads(
+        make_pool: Callable[..., ReplicaPool]) -> None:
+    pool = make_pool(1, screen=SCREEN, limits=limits_for("apps"))
+    with pool.lease(timeout=120) as replica:
+        wait_session(replica)
+        replica.execute(["sh", "-c", "printf 'import os\\nprint(\"osgym\")\\n' > /home/user/Desktop/test.py"])
+        assert replica.execute(["test", "-e", SETTINGS]).returncode != 0, "settings.json exists before VS Code ran"
+
+        started = time.monotonic()
+        run_step(replica, SetupStep(type="launch", parameters={"command": ["code", "/home/user/Desktop/test.py"]}))
+        window = replica.wait_window("test.py - Visual Studio Code", timeout=MAP_TIMEOUT_S)
+        print(f"code: window {window.title!r} after {time.monotonic() - started:.1f} s")
+        others = [w.title for w in replica.windows() if w.id != window.id and w.wm_class == window.wm_class]
+        assert not others, f"code opened more than one window: {others}"
+
+        # The editor holds the file: its tab, in the page's accessibility tree (renderer accessibility on).
+        names = _wait_named(replica, "page-tab:test.py", 20)
+        print("code: accessibility names with test.py:", [n for n in names if "test.py" in n])
+        assert "page-tab:Explorer (Ctrl+Shift+E)" in names, names[:60]
+        assert any(n.startswith("page-tab:test.py") for n in names), [n for n in names if "test.py" in n]
+
+        # Change the color theme as an agent would: Ctrl+K Ctrl+T, filter, Enter. The picker lists the
+        # themes of the built-in extensions once they are scanned, a few seconds after the window
+        # shows; until then it offers only "Browse Additional Color Themes..." (the marketplace):
+        # close it and look again, as a person would.
+        deadline = time.monotonic() + 30
+        listed = False
+        while not listed and time.monotonic() < deadline:
+            replica.act([Hotkey(keys=["ctrl", "k"]), Hotkey(keys=["ctrl", "t"])])
+            listed = any("Dark (Visual Studio)" in n for n in _wait_named(replica, "Dark (Visual Studio)", 5))
+            if not listed:
+                replica.act([Press(key="escape")])
+        assert listed, "the color theme picker did not list the built-in themes within 30 s"
+        replica.act([Typing(text="Dark (Visual")])
+        _wait_named(replica, "Dark (Visual Studio)", 5)
+        replica.act([Press(key="enter")])
+
+        deadline = time.monotonic() + 15
+        settings: object = None
+        while time.monotonic() < deadline:
+            res = replica.execute(["cat", SETTINGS])
+            if res.returncode == 0 and res.output.strip():
+                settings = json.loads(res.output)
+                if settings == {"workbench.colorTheme": "Visual Studio Dark"}:
+                    break
+            time.sleep(0.5)
+        assert settings == {"workbench.colorTheme": "Visual Studio Dark"}, f"{SETTINGS}: {settings!r}"
+
+        # `code FILE` from a shell returns at once and opens FILE in the running window, as VS Code's does.
+        replica.execute(["sh", "-c", "echo 'x = 1' > /home/user/Desktop/other.py"])
+        started = time.monotonic()
+        res = replica.execute(["code", "/home/user/Desktop/other.py"], timeout=30)
+        assert res.returncode == 0 and time.monotonic() - started < 15, res
+        replica.wait_window("other.py - Visual Studio Code", timeout=MAP_TIMEOUT_S)
+        code_windows = [w.title for w in replica.windows() if w.wm_class == window.wm_class]
+        assert code_windows == ["other.py - Visual Studio Code"], code_windows
+
+
+def _vsix(publisher: str, name: str) -> bytes:
+    """The smallest VSIX VS Code installs: a zip with extension/package.json."""
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as z:
+        z.writestr("extension/package.json", json.dumps(
+            {"name": name, "publisher": publisher, "version": "0.0.1", "engines": {"vscode": "^1.50.0"}}))
+    return buf.getvalue()
+
+
+def test_code_installs_a_vsix_offline_and_lists_it(make_pool: Callable[..., ReplicaPool]) -> None:
+    pool = make_pool(1, screen=SCREEN, limits=limits_for("apps"))
+    with pool.lease(timeout=120) as replica:
+        assert replica.execute(["ls", "/sys/class/net"]).output.split() == ["lo"], "the replica has a network"
+        replica.write_file("/home/user/probe.vsix", _vsix("osgym", "probe"))
+
+        # As root (docker exec's default): `code` runs as user, so user's profile stays user's.
+        res = replica.execute_as_root(["code", "--install-extension", "/home/user/probe.vsix"], timeout=120)
+        assert res.returncode == 0 and "successfully installed" in res.output, res
+        listed = replica.execute(["code", "--list-extensions"], timeout=120)
+        assert listed.returncode == 0 and "osgym.probe" in listed.output.split(), listed
+        owners = replica.execute(["sh", "-c", "stat -c %U ~/.vscode/extensions ~/.vscode/extensions/* ~/.config/Code"
+                                             " ~/.config/Code/*"])
+        assert set(owners.output.split()) == {"user"}, owners
+
+        # By marketplace ID it needs open-vsx.org: offline, it fails and says why.
+        res = replica.execute(["code", "--install-extension", "ms-python.python"], timeout=120)
+        assert res.returncode != 0 and "open-vsx.org" in res.output + res.error, res
