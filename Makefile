@@ -33,7 +33,8 @@ bench: deps docker images  ## every benchmark in turn (run on a quiet machine); 
 images: deps docker  ## build osgym/base (debootstrap) and osgym/desktop, unless up to date
 	$(PYTHON) -m osgym images build
 
-images-apps: deps docker  ## build osgym/apps (XFCE and the applications; see replica_images/README.md), unless up to date
+images-apps: deps docker  ## build osgym/apps (XFCE, the applications, VS Code; see replica_images/README.md), unless up to date
+	bash scripts/ensure-npm.sh
 	$(PYTHON) -m osgym images build --tier apps
 
 docker:  ## make sure a Docker daemon answers (installs docker.io on Debian as root)
