@@ -11,6 +11,7 @@ have another run directory and are neither counted nor touched.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import shutil
@@ -25,6 +26,7 @@ import docker
 import pytest
 
 from osgym.replicas import images
+from osgym.replicas.client import Replica
 from osgym.replicas.pool import POOL_LABEL, RUN_DIR_LABEL, ReplicaPool, reap
 from tests.second_daemon import SecondDaemon
 
@@ -51,6 +53,18 @@ SESSION = f"t{uuid.uuid4().hex[:6]}"
 SESSION_RUN_DIR = Path(tempfile.gettempdir()) / f"osgym-{SESSION}"
 os.environ["OSGYM_RUN_DIR"] = str(SESSION_RUN_DIR)
 TEST_SCREEN = (1280, 800)
+
+
+@contextlib.contextmanager
+def held_replica(image: str, client: docker.DockerClient, purpose: str, **pool_kw: object) -> Iterator[Replica]:
+    """One ready replica held for a module's tests (pool ``<session>-<purpose>-<random>``), removed on exit."""
+    pool = ReplicaPool(image, 1, standby=0, name=f"{SESSION}-{purpose}-{uuid.uuid4().hex[:6]}",
+                       docker_client=client, **pool_kw)  # type: ignore[arg-type]
+    try:
+        pool.start()
+        yield pool.acquire()
+    finally:
+        pool.close()
 
 
 @pytest.fixture(scope="session")

@@ -21,6 +21,7 @@ from osgym.replicas.pool import ReplicaPool, limits_for
 from osgym.tasks.setup import run_step
 from osgym.tasks.spec import SetupStep
 from tests.apps.test_apps_open import SCREEN, SESSION_UP
+from tests.conftest import held_replica
 from tests.replica.helpers import compat_replica
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
@@ -32,13 +33,8 @@ DESKTOP_SPOT = (1500, 600)
 
 @pytest.fixture(scope="module")
 def apps_replica(image: str, docker_client: docker.DockerClient) -> Iterator[Replica]:
-    pool = ReplicaPool(image, 1, standby=0, name=f"apps-desktop-{time.monotonic_ns() % 10**6}",
-                       docker_client=docker_client, screen=SCREEN, limits=limits_for("apps"))
-    try:
-        pool.start()
-        yield pool.acquire()
-    finally:
-        pool.close()
+    with held_replica(image, docker_client, "apps-desktop", screen=SCREEN, limits=limits_for("apps")) as replica:
+        yield replica
 
 
 def _solid_png(rgb: tuple[int, int, int]) -> bytes:

@@ -23,13 +23,13 @@ from PIL import Image
 
 from osgym.replicas.actions import Press, Typing
 from osgym.replicas.client import Replica
-from osgym.replicas.pool import ReplicaPool, limits_for
+from osgym.replicas.pool import limits_for
 from osgym.tasks import getters
 from osgym.tasks.getters import Context
 from osgym.tasks.setup import run_step
 from osgym.tasks.spec import SetupStep
 from tests.apps.test_apps_open import SCREEN
-from tests.conftest import SESSION
+from tests.conftest import held_replica
 from tests.getters.conftest import run_osworld_getters
 from tests.metrics.conftest import OSWorld, osworld  # noqa: F401  (a fixture)
 
@@ -43,13 +43,8 @@ OSWORLD_PROFILE = "/home/user/.config/google-chrome"  # where OSWorld's getters 
 
 @pytest.fixture(scope="module")
 def apps(image: str, docker_client: docker.DockerClient) -> Iterator[Replica]:
-    pool = ReplicaPool(image, 1, standby=0, name=f"{SESSION}-getters-apps-{uuid.uuid4().hex[:6]}",
-                       docker_client=docker_client, screen=SCREEN, limits=limits_for("apps"))
-    try:
-        pool.start()
-        yield pool.acquire()
-    finally:
-        pool.close()
+    with held_replica(image, docker_client, "getters-apps", screen=SCREEN, limits=limits_for("apps")) as replica:
+        yield replica
 
 
 @pytest.fixture

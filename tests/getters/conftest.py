@@ -10,7 +10,6 @@ from __future__ import annotations
 import base64
 import json
 import subprocess
-import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -19,9 +18,8 @@ import docker
 import pytest
 
 from osgym.replicas.client import Replica
-from osgym.replicas.pool import ReplicaPool
 from osgym.tasks.getters import Context
-from tests.conftest import SESSION
+from tests.conftest import held_replica
 from tests.metrics.conftest import OSWorld, osworld  # noqa: F401  (a fixture, for parity tests)
 from tests.replica.helpers import SCREEN
 
@@ -31,13 +29,8 @@ RUNNER = Path(__file__).with_name("osworld_getter_runner.py")
 @pytest.fixture(scope="module")
 def desktop(image: str, docker_client: docker.DockerClient) -> Iterator[Replica]:
     """One desktop replica for a module's getter tests; each test uses its own files."""
-    pool = ReplicaPool(image, 1, standby=0, name=f"{SESSION}-getters-{uuid.uuid4().hex[:6]}",
-                       docker_client=docker_client, screen=SCREEN)
-    try:
-        pool.start()
-        yield pool.acquire()
-    finally:
-        pool.close()
+    with held_replica(image, docker_client, "getters", screen=SCREEN) as replica:
+        yield replica
 
 
 @pytest.fixture

@@ -15,20 +15,20 @@ out, and a function is run only if its code names nothing they would have bound.
 
 from __future__ import annotations
 
-import ast
 import base64
 import contextlib
 import http.client
-import importlib
-import importlib.util
 import json
 import os
 import socket
 import sys
 import tempfile
-import types
 import urllib.parse
+from pathlib import Path
 from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: the shared loader
+from osworld_reference import enter_packages, load, names  # noqa: E402
 
 HEAVY = {"chrome": ({"playwright.sync_api", "pydrive.auth", "pydrive.drive"},
                     {"sync_playwright", "expect", "GoogleAuth", "GoogleDrive", "GoogleDriveFileList",
@@ -92,43 +92,6 @@ class Env:
         self.vm_ip = "0.0.0.0"  # getters that POST to OSWorld's server directly are not run here
 
 
-def _enter_packages() -> None:
-    spec = importlib.util.find_spec("desktop_env")
-    assert spec is not None and spec.submodule_search_locations, "desktop_env is not installed here"
-    root = spec.submodule_search_locations[0]
-    for name, sub in (("desktop_env", ""), ("desktop_env.evaluators", "/evaluators"),
-                      ("desktop_env.evaluators.getters", "/evaluators/getters")):
-        pkg = types.ModuleType(name)
-        pkg.__path__ = [root + sub]
-        sys.modules[name] = pkg
-
-
-def _load(module: str) -> types.ModuleType:
-    name = f"desktop_env.evaluators.getters.{module}"
-    if module not in HEAVY or name in sys.modules:
-        return importlib.import_module(name)
-    dropped, _ = HEAVY[module]
-    spec = importlib.util.find_spec(name)
-    assert spec is not None and spec.origin
-    tree = ast.parse(open(spec.origin, encoding="utf-8").read())
-    tree.body = [n for n in tree.body if not (
-        (isinstance(n, ast.Import) and {a.name for a in n.names} <= dropped)
-        or (isinstance(n, ast.ImportFrom) and n.module in dropped))]
-    mod = types.ModuleType(name)
-    mod.__file__ = spec.origin
-    sys.modules[name] = mod
-    exec(compile(tree, spec.origin, "exec"), mod.__dict__)
-    return mod
-
-
-def _names(code: Any) -> set[str]:
-    found = set(code.co_names)
-    for const in code.co_consts:
-        if isinstance(const, types.CodeType):
-            found |= _names(const)
-    return found
-
-
 def _plain(value: Any, cache: str) -> Any:
     if isinstance(value, bytes):
         return {"bytes": base64.b64encode(value).decode()}
@@ -144,21 +107,21 @@ def _plain(value: Any, cache: str) -> Any:
 
 def main() -> None:
     request = json.load(sys.stdin)
-    _enter_packages()
+    enter_packages("getters")
     out = []
     # OSWorld's getters print as they go: keep stdout for the answer.
     with contextlib.redirect_stdout(sys.stderr), tempfile.TemporaryDirectory() as cache:
         env = Env(Controller(request["socket"], request["token"]), cache)
         for call in request["calls"]:
             try:
-                module = _load(call["module"])
+                module = load("getters", call["module"], HEAVY)
                 func = getattr(module, call["func"])
                 if "active_url" in call:
                     # the address bar's text comes from Chrome's accessibility tree there: hand in the URL
                     # osgym read, to compare what the getter makes of it
                     module.get_active_url_from_accessTree = lambda env, config, url=call["active_url"]: url
                 unused = HEAVY.get(call["module"], (set(), set()))[1]
-                assert not (_names(func.__code__) & unused), f"{call['func']} uses {unused}: cannot run it here"
+                assert not (names(func.__code__) & unused), f"{call['func']} uses {unused}: cannot run it here"
                 out.append({"value": _plain(func(env, dict(call["config"])), cache)})
             except Exception as exc:  # reported to the test, which decides what a crash means
                 out.append({"error": f"{type(exc).__name__}: {exc}"})

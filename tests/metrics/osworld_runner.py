@@ -20,14 +20,13 @@ the function that runs is OSWorld's, unchanged, and could not have used them.
 
 from __future__ import annotations
 
-import ast
 import contextlib
-import importlib
-import importlib.util
 import json
 import sys
-import types
-from typing import Any
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: the shared loader
+from osworld_reference import enter_packages, load, names  # noqa: E402
 
 # Per module: the top-level imports left out, and the names they would have bound.
 HEAVY = {"docs": ({"easyocr", "skimage.color"}, {"easyocr", "deltaE_ciede2000", "rgb2lab"}),
@@ -36,43 +35,6 @@ HEAVY = {"docs": ({"easyocr", "skimage.color"}, {"easyocr", "deltaE_ciede2000", 
          "vlc": ({"acoustid", "librosa", "fastdtw", "imagehash"}, {"acoustid", "librosa", "fastdtw", "imagehash"}),
          # PDF pages as images
          "chrome": ({"borb.pdf", "imagehash"}, {"Document", "PDF", "imagehash"})}
-
-
-def _enter_packages() -> None:
-    spec = importlib.util.find_spec("desktop_env")
-    assert spec is not None and spec.submodule_search_locations, "desktop_env is not installed here"
-    root = spec.submodule_search_locations[0]
-    for name, sub in (("desktop_env", ""), ("desktop_env.evaluators", "/evaluators"),
-                      ("desktop_env.evaluators.metrics", "/evaluators/metrics")):
-        pkg = types.ModuleType(name)
-        pkg.__path__ = [root + sub]
-        sys.modules[name] = pkg
-
-
-def _load(module: str) -> types.ModuleType:
-    name = f"desktop_env.evaluators.metrics.{module}"
-    if module not in HEAVY or name in sys.modules:
-        return importlib.import_module(name)
-    dropped, _ = HEAVY[module]
-    spec = importlib.util.find_spec(name)
-    assert spec is not None and spec.origin
-    tree = ast.parse(open(spec.origin, encoding="utf-8").read())
-    tree.body = [n for n in tree.body if not (
-        (isinstance(n, ast.Import) and {a.name for a in n.names} <= dropped)
-        or (isinstance(n, ast.ImportFrom) and n.module in dropped))]
-    mod = types.ModuleType(name)
-    mod.__file__ = spec.origin
-    sys.modules[name] = mod
-    exec(compile(tree, spec.origin, "exec"), mod.__dict__)
-    return mod
-
-
-def _names(code: Any) -> set[str]:
-    found = set(code.co_names)
-    for const in code.co_consts:
-        if isinstance(const, types.CodeType):
-            found |= _names(const)
-    return found
 
 
 def _offline_tldextract() -> None:
@@ -87,17 +49,17 @@ def _offline_tldextract() -> None:
 
 def main() -> None:
     calls = json.load(sys.stdin)
-    _enter_packages()
+    enter_packages("metrics")
     _offline_tldextract()
     out = []
     # OSWorld's metrics print as they go: keep stdout for the answer.
     with contextlib.redirect_stdout(sys.stderr):
         for call in calls:
             try:
-                module = _load(call["module"])
+                module = load("metrics", call["module"], HEAVY)
                 func = getattr(module, call["func"])
                 unused = HEAVY.get(call["module"], (set(), set()))[1]
-                assert not (_names(func.__code__) & unused), f"{call['func']} uses {unused}: cannot run it here"
+                assert not (names(func.__code__) & unused), f"{call['func']} uses {unused}: cannot run it here"
                 # OSWorld passes the expected value only when the task has an expected getter.
                 args = [call["result"]] if call["expected"] is None else [call["result"], call["expected"]]
                 out.append({"score": float(func(*args, **call["options"]))})

@@ -6,29 +6,21 @@ session's leak check finds it, and is removed in the fixture's finalizer, whatev
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Iterator
 
 import docker
 import pytest
 
 from osgym.replicas.client import Replica
-from osgym.replicas.pool import ReplicaPool
-from tests.conftest import SESSION
+from tests.conftest import held_replica
 from tests.replica.helpers import SCREEN, compat_replica
 
 
 @pytest.fixture(scope="module")
 def shared_replica(image: str, docker_client: docker.DockerClient) -> Iterator[Replica]:
     """One replica for a module's tests that leave no GUI state behind (observation, files, errors)."""
-    pool = ReplicaPool(image, 1, standby=0, name=f"{SESSION}-i3-shared-{uuid.uuid4().hex[:6]}",
-                       docker_client=docker_client, screen=SCREEN)
-    try:
-        pool.start()
-        replica = pool.acquire()
+    with held_replica(image, docker_client, "i3-shared", screen=SCREEN) as replica:
         yield replica
-    finally:
-        pool.close()
 
 
 @pytest.fixture(scope="module")
