@@ -43,6 +43,7 @@ from __future__ import annotations
 import random
 import time
 import xml.etree.ElementTree as ET
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
@@ -268,18 +269,10 @@ def _control_enabled(tree: str, window: str, name: str, role: str) -> bool:
     >>> _control_enabled(xml.replace('st:showing', 'st:sensitive="true" st:showing'), "Save As", "Save", "push-button")
     True
     """
-    try:
-        root = ET.fromstring(tree)
-    except ET.ParseError as exc:
-        raise PolicyError(f"the accessibility tree is not XML: {exc}") from exc
-    needle = window.lower()
-    for app in root:
-        for top in app:
-            if needle not in (top.get("name") or "").lower():
-                continue
-            for el in top.iter(role):
-                if el.get("name") == name and el.get(f"{A11Y_STATE}showing") == "true":
-                    return el.get(f"{A11Y_STATE}sensitive") == "true"
+    for top in _top_windows(tree, window):
+        for el in top.iter(role):
+            if el.get("name") == name and el.get(f"{A11Y_STATE}showing") == "true":
+                return el.get(f"{A11Y_STATE}sensitive") == "true"
     return False
 
 
@@ -299,15 +292,23 @@ def _focus_in(tree: str, window: str, role: str) -> bool:
     >>> _focus_in(xml.replace('st:active="true"', ''), "LibreOffice Writer", "")
     False
     """
+    for top in _top_windows(tree, window):
+        if top.get(f"{A11Y_STATE}active") == "true" and any(
+                el.get(f"{A11Y_STATE}focused") == "true" for el in (top.iter(role) if role else top.iter())):
+            return True
+    return False
+
+
+def _top_windows(tree: str, window: str) -> Iterator[ET.Element]:
+    """The top-level windows (children of the applications) whose title contains ``window``, any case.
+
+    Raises:
+        PolicyError: if ``tree`` is not XML.
+    """
     try:
         root = ET.fromstring(tree)
     except ET.ParseError as exc:
         raise PolicyError(f"the accessibility tree is not XML: {exc}") from exc
     needle = window.lower()
     for app in root:
-        for top in app:
-            if needle not in (top.get("name") or "").lower() or top.get(f"{A11Y_STATE}active") != "true":
-                continue
-            if any(el.get(f"{A11Y_STATE}focused") == "true" for el in (top.iter(role) if role else top.iter())):
-                return True
-    return False
+        yield from (top for top in app if needle in (top.get("name") or "").lower())
