@@ -188,15 +188,22 @@ class TreeRules(RootModel[list[TreeRule]]):
     """The rules, all of which must match (scores multiply). OSWorld's ``xpath`` rules are not supported."""
 
 
+def _tree(result: Any) -> ET.Element | None:
+    """The accessibility tree a getter gave, parsed; None when it is missing or not XML (scores 0)."""
+    if not isinstance(result, str):
+        return None
+    try:
+        return ET.fromstring(result)
+    except ET.ParseError:
+        return None
+
+
 @metric("check_accessibility_tree", rules=TreeRules)
 def check_accessibility_tree(result: Any, rules: list[dict[str, Any]]) -> float:
     """The product over the rules of each rule's best match: 1 if an element matches its selectors (and has its
     ``text``, when given; with ``exact: false`` the fuzzy ratio of the text instead), 0 if none does."""
-    if not isinstance(result, str):
-        return 0.0
-    try:
-        root = ET.fromstring(result)
-    except ET.ParseError:
+    root = _tree(result)
+    if root is None:
         return 0.0
     total = 1.0
     for r in rules:
@@ -215,10 +222,7 @@ def check_accessibility_tree(result: Any, rules: list[dict[str, Any]]) -> float:
 @metric("check_left_panel")
 def check_left_panel(result: Any, expected: Any = None) -> float:
     """1.0 if LibreOffice Impress shows its slide pane: the tree has a ``document-frame`` named ``Slides View``."""
-    if not isinstance(result, str):
-        return 0.0
-    try:
-        root = ET.fromstring(result)
-    except ET.ParseError:
+    root = _tree(result)
+    if root is None:
         return 0.0
     return 1.0 if any(f.get("name") == "Slides View" for f in root.iter("document-frame")) else 0.0
