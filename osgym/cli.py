@@ -141,13 +141,16 @@ def pool_plan(
 @tasks_app.command("check")
 def tasks_check(
     directory: Annotated[Path, typer.Argument(help="a directory of task JSON files (searched recursively)")],
+    exclude: Annotated[list[str] | None, typer.Option(
+        help="skip task files under a directory, or files, of this name (repeatable), e.g. Windows")] = None,
 ) -> None:
-    """Load every task file under DIRECTORY: per-domain counts of loaded and refused files, then every
-    refused setup type, metric and getter with the number of files that use it (exit code 0)."""
+    """Load every task file under DIRECTORY: per-domain counts of loaded files, files refused only for the live
+    websites they open, and refused files; then every refused setup type, metric and getter with the number of
+    files that use it (exit code 0)."""
     from osgym.tasks.check import check_dir
 
     try:
-        report = check_dir(directory)
+        report = check_dir(directory, exclude=frozenset(exclude or []))
     except OsgymError as exc:
         raise _fail(exc) from exc
     typer.echo(report.render())  # plain text: long names and reasons are not wrapped

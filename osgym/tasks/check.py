@@ -1,26 +1,33 @@
 """``osgym tasks check DIR``: which task files osgym loads, per domain, and every name it refuses.
 
 A task file is refused for each setup step type, metric (``evaluator.func``) and getter type that
-has no registered function, all of them counted (loading stops at the first). A file whose names
+has no registered function, all of them counted (loading stops at the first). A file refused only because
+a browser step opens live third-party websites is counted apart ("live sites"): every name in it has a
+function, and it loads once its websites are served from a snapshot instead. A file whose names
 are all known but still fails to load (bad options, a host path it may not name) is counted under
 its error. The domain is the name of the task file's directory under DIR (OSWorld's layout,
 ``examples/<domain>/<id>.json``), or its ``domain`` field for files directly in DIR.
 
 >>> report = CheckReport()
 >>> report.add("chrome", loaded=False, refused=[("getter", "googledrive_file")])
+>>> report.add("chrome", loaded=False, live=True, refused=[("live site", "chrome_open_tabs")])
 >>> report.add("chrome", loaded=True)
 >>> print(report.render())
-domain  loaded  refused  total
-chrome       1        1      2
-total        1        1      2
+domain  loaded  live sites  refused  total
+chrome       1           1        1      3
+total        1           1        1      3
+<BLANKLINE>
+loaded: 1 of 3 (33.3 %); every name has a function: 2 of 3 (66.7 %), with the files refused only for live sites
 <BLANKLINE>
 refused names (task files):
      1  getter googledrive_file  (it reads a file from a Google Drive account)
+     1  live site chrome_open_tabs  (it names live third-party websites; replicas are offline)
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -51,28 +58,37 @@ class CheckReport:
     """Counts per domain, and refused names with the number of task files that use each."""
 
     loaded: Counter[str] = field(default_factory=Counter)
+    live: Counter[str] = field(default_factory=Counter)
     refused: Counter[str] = field(default_factory=Counter)
     names: Counter[tuple[str, str]] = field(default_factory=Counter)
 
-    def add(self, domain: str, *, loaded: bool, refused: list[tuple[str, str]] | None = None) -> None:
-        """Count one task file of ``domain``; ``refused``: its (kind, name) pairs, each counted once."""
-        (self.loaded if loaded else self.refused)[domain] += 1
+    def add(self, domain: str, *, loaded: bool, live: bool = False,
+            refused: list[tuple[str, str]] | None = None) -> None:
+        """Count one task file of ``domain``: loaded, refused only for live sites (``live``), or refused;
+        ``refused``: its (kind, name) pairs, each counted once."""
+        (self.loaded if loaded else self.live if live else self.refused)[domain] += 1
         self.names.update(set(refused or []))
 
     @property
     def total(self) -> int:
-        return sum(self.loaded.values()) + sum(self.refused.values())
+        return sum(self.loaded.values()) + sum(self.live.values()) + sum(self.refused.values())
 
     def render(self) -> str:
-        """A plain-text table per domain, then the refused names, most used first."""
-        domains = sorted(set(self.loaded) | set(self.refused))
+        """A plain-text table per domain, the two coverage figures, then the refused names, most used first."""
+        domains = sorted(set(self.loaded) | set(self.live) | set(self.refused))
         width = max([len("domain"), len("total"), *map(len, domains)])
-        lines = [f"{'domain':<{width}}  loaded  refused  total"]
+        lines = [f"{'domain':<{width}}  loaded  live sites  refused  total"]
         for d in [*domains, "total"]:
-            ok = sum(self.loaded.values()) if d == "total" else self.loaded[d]
-            bad = sum(self.refused.values()) if d == "total" else self.refused[d]
-            lines.append(f"{d:<{width}}  {ok:>6}  {bad:>7}  {ok + bad:>5}")
-        lines += ["", "refused names (task files):"]
+            counts = (self.loaded, self.live, self.refused)
+            ok, live, bad = ((sum(c.values()) if d == "total" else c[d]) for c in counts)
+            lines.append(f"{d:<{width}}  {ok:>6}  {live:>10}  {bad:>7}  {ok + live + bad:>5}")
+        ok, live, total = sum(self.loaded.values()), sum(self.live.values()), self.total
+
+        def share(n: int) -> str:
+            return f"{n} of {total} ({100 * n / total:.1f} %)" if total else f"{n} of 0"
+
+        lines += ["", f"loaded: {share(ok)}; every name has a function: {share(ok + live)}, "
+                  "with the files refused only for live sites", "", "refused names (task files):"]
         for (kind, name), n in sorted(self.names.items(), key=lambda kv: (-kv[1], kv[0])):
             lines.append(f"{n:>6}  {kind} {name}  ({_reason(kind, name) if kind != 'invalid' else 'load error'})")
         return "\n".join(lines)
@@ -122,12 +138,22 @@ def refused_names(data: Any) -> list[tuple[str, str]]:
 
 def _short(err: TaskLoadError) -> str:
     # "task <id> (<file>): <loc>: <message>": keep the field and message, bounded, for counting.
-    text = str(err).split("): ", 1)[-1]
+    # List positions become "*" so that one cause counts once (rules.0 and rules.2 of a metric's options).
+    text = re.sub(r"\.\d+(?=[.:\[ ])", ".*", str(err).split("): ", 1)[-1])
     return text.replace("Value error, ", "")[:240]
 
 
-def check_dir(root: Path) -> CheckReport:
-    """Load every ``*.json`` under ``root`` (recursively) and count what loads and what is refused.
+def _loads_with_live_sites(path: Path) -> bool:
+    try:
+        load_task(path, live_sites=True)
+    except TaskLoadError:
+        return False
+    return True
+
+
+def check_dir(root: Path, *, exclude: frozenset[str] = frozenset()) -> CheckReport:
+    """Load every ``*.json`` under ``root`` (recursively), less those with a directory or file name in ``exclude``,
+    and count what loads and what is refused.
 
     Raises:
         TaskLoadError: if ``root`` is not a directory.
@@ -137,6 +163,8 @@ def check_dir(root: Path) -> CheckReport:
     report = CheckReport()
     for path in sorted(root.rglob("*.json")):
         rel = path.relative_to(root)
+        if exclude.intersection(rel.parts):
+            continue
         try:
             data = json.loads(path.read_text())
         except (OSError, ValueError) as exc:
@@ -149,7 +177,8 @@ def check_dir(root: Path) -> CheckReport:
         try:
             load_task(path)
         except TaskLoadError as exc:
-            report.add(domain, loaded=False, refused=names or [("invalid", _short(exc))])
+            live = {k for k, _ in names} == {"live site"} and _loads_with_live_sites(path)
+            report.add(domain, loaded=False, live=live, refused=names or [("invalid", _short(exc))])
             continue
         report.add(domain, loaded=True)
     return report

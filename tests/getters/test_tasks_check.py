@@ -33,19 +33,30 @@ def test_tasks_check_counts_domains_and_refused_names(tmp_path: Path) -> None:
     _write(tmp_path, "gimp", "f", _task("f", {"func": "exact_match", "result": {"type": "vm_file", "path": "/a",
                                                                                 "dest": "../x"}}))
     _write(tmp_path, "gimp", "g", "{not json")
-    _write(tmp_path, "chrome", "h", _task("h", ok, [{"type": "chrome_open_tabs",
-                                                     "parameters": {"urls_to_open": ["https://news.example/"]}}]))
+    live = [{"type": "chrome_open_tabs", "parameters": {"urls_to_open": ["https://news.example/"]}}]
+    _write(tmp_path, "chrome", "h", _task("h", ok, live))
+    # live websites and a metric osgym lacks: refused, not counted as "live sites" only
+    _write(tmp_path, "chrome", "i", _task("i", {"func": "check_hologram", "result": {"type": "vm_file", "path": "/a"}},
+                                          live))
+    # excluded by directory and by file name
+    _write(tmp_path, "Windows", "w", _task("w", ok))
+    (tmp_path / "template.json").write_text("{}")
     # a file directly in DIR: its own domain field names the domain
     (tmp_path / "top.json").write_text(json.dumps({**_task("top", ok), "domain": "files"}))
-    result = CliRunner().invoke(app, ["tasks", "check", str(tmp_path)])
+    result = CliRunner().invoke(app, ["tasks", "check", str(tmp_path), "--exclude", "Windows",
+                                      "--exclude", "template.json"])
     assert result.exit_code == 0, result.output
     out = result.output
     rows = {line.split()[0]: line.split()[1:] for line in out.splitlines()[:6]}
-    assert rows["chrome"] == ["0", "4", "4"] and rows["gimp"] == ["0", "2", "2"] and rows["os"] == ["1", "1", "2"]
-    assert rows["files"] == ["1", "0", "1"] and rows["total"] == ["2", "7", "9"]
-    assert "     1  live site chrome_open_tabs  (it names live third-party websites; replicas are offline)" in out
+    assert out.splitlines()[0].split() == ["domain", "loaded", "live", "sites", "refused", "total"]
+    assert rows["chrome"] == ["0", "1", "4", "5"] and rows["gimp"] == ["0", "0", "2", "2"]
+    assert rows["os"] == ["1", "0", "1", "2"] and rows["files"] == ["1", "0", "0", "1"]
+    assert rows["total"] == ["2", "1", "7", "10"] and "Windows" not in rows
+    assert ("loaded: 2 of 10 (20.0 %); every name has a function: 3 of 10 (30.0 %), with the files refused only "
+            "for live sites") in out
+    assert "     2  live site chrome_open_tabs  (it names live third-party websites; replicas are offline)" in out
     assert "     2  getter vm_hologram  (not implemented)" in out
-    assert "     1  metric check_hologram  (not implemented)" in out
+    assert "     2  metric check_hologram  (not implemented)" in out
     assert "     1  setup googledrive  (it fills a Google Drive account)" in out
     assert "     1  getter googledrive_file  (it reads a file from a Google Drive account)" in out
     assert "climbs out with '..'" in out and "unreadable JSON (JSONDecodeError)" in out
@@ -54,3 +65,12 @@ def test_tasks_check_counts_domains_and_refused_names(tmp_path: Path) -> None:
 def test_tasks_check_on_a_missing_directory_fails_clearly(tmp_path: Path) -> None:
     result = CliRunner().invoke(app, ["tasks", "check", str(tmp_path / "nowhere")])
     assert result.exit_code == 2 and "is not a directory" in " ".join(result.output.split())
+
+
+def test_invalid_options_count_once_whatever_their_list_position(tmp_path: Path) -> None:
+    for tid, rules in (("a", [{"type": "nonsense"}]), ("b", [{"type": "sheet_name"}, {"type": "nonsense"}])):
+        _write(tmp_path, "calc", tid, _task(tid, {"func": "compare_table", "result": {"type": "vm_file", "path": "/a"},
+                                                  "expected": {"type": "vm_file", "path": "/b"},
+                                                  "options": {"rules": rules}}))
+    out = CliRunner().invoke(app, ["tasks", "check", str(tmp_path)]).output
+    assert "     2  invalid task: evaluator func 'compare_table': option rules.*:" in out, out
