@@ -60,11 +60,11 @@ def evaluate(replica: Replica, task: TaskSpec, last_action: str | None) -> float
             at = f"[{i}]" if listed else ""
             result = _get(ctx, rg, f"task {task.id}: evaluator.result{at}") if rg is not None else None
             expected = _get(ctx, eg, f"task {task.id}: evaluator.expected{at}") if eg is not None else None
-            if metrics.get(func).files:
-                for field, value in (("result", result), ("expected", expected)):
-                    if not _fetched_or_rules(ctx, value):
-                        raise EvaluatorError(f"task {task.id}: evaluator.{field}{at}: {func} compares files a vm_file "
-                                             f"or cloud_file getter fetched, actual {value!r:.200}")
+            opened = metrics.get(func).files
+            for field, value in (("result", result), ("expected", expected)):
+                if field in opened and not _fetched_or_rules(ctx, value):
+                    raise EvaluatorError(f"task {task.id}: evaluator.{field}{at}: {func} compares files a vm_file "
+                                         f"or cloud_file getter fetched, actual {value!r:.200}")
             try:
                 score = metrics.score(func, result, expected, opts)
             except (KeyError, TypeError, ValueError, OSError) as exc:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import io
 import uuid
 from collections.abc import Callable
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -133,6 +133,19 @@ def test_cache_file(desktop: Replica) -> None:
         "func": "compare_text_file", "result": {"type": "cache_file", "path": "never.out"}}})
     with pytest.raises(EvaluatorError, match="'never.out' was not written by a postconfig step"):
         evaluate(desktop, missing, "DONE")
+
+
+def test_a_metric_whose_expected_value_is_no_file_passes_the_file_guard(desktop: Replica) -> None:
+    """compare_time_in_speedtest_results opens only its result: the expected value is a number of minutes
+    (time_diff_range), which the evaluator's file guard must let through."""
+    d = _dir(desktop)
+    task = load_task({"id": "t-speed", "instruction": "x", "evaluator": {
+        "func": "compare_time_in_speedtest_results",
+        "result": {"type": "vm_file", "path": f"{d}/speed.csv", "dest": "speed.csv"},
+        "expected": {"type": "time_diff_range", "diff_range_in_minutes": "60"}}})
+    for taken, score in ((datetime.now(), 1.0), (datetime.now() - timedelta(hours=3), 0.0)):
+        desktop.write_file(f"{d}/speed.csv", f"Date,Time\n2026-01-01,{taken:%H:%M}\n".encode())
+        assert evaluate(desktop, task, "DONE") == score
 
 
 def test_content_from_vm_file(ctx: Context, osworld_get: Callable[..., list[Any]]) -> None:

@@ -51,8 +51,8 @@ class Metric:
     func: Callable[..., float]
     options: type[BaseModel] | None = None
     rules: type[BaseModel] | None = None
-    files: bool = False
-    """It opens its result (and a string expected value) as host files: the evaluator hands it only
+    files: tuple[str, ...] = ()
+    """The arguments (``"result"``, ``"expected"``) it opens as host files: the evaluator hands them only
     files a getter fetched into the evaluation's scratch directory, never a path a task file wrote."""
 
     def check_rules(self, rules: Any) -> None:
@@ -97,16 +97,17 @@ METRICS: Registry[Metric] = Registry("evaluator func", load=_load_families)
 
 
 def metric(name: str, options: type[BaseModel] | None = None, rules: type[BaseModel] | None = None, *,
-           files: bool = False) -> Callable[[F], F]:
+           files: bool | tuple[str, ...] = False) -> Callable[[F], F]:
     """Decorator: register the function as metric ``name``, taking ``options`` (a pydantic model) if given,
-    and, when its expected value comes from a ``rule`` getter, ``rules`` of that model. ``files``: it
-    opens its arguments as files (see :attr:`Metric.files`).
+    and, when its expected value comes from a ``rule`` getter, ``rules`` of that model. ``files``: the
+    arguments it opens as files, ``True`` for both (see :attr:`Metric.files`).
 
     Raises:
         ValueError: if the name is malformed or registered to another function.
     """
     def register(func: F) -> F:
-        METRICS.add(name, Metric(name, func, options, rules, files))
+        opened = ("result", "expected") if files is True else () if files is False else files
+        METRICS.add(name, Metric(name, func, options, rules, opened))
         return func
     return register
 

@@ -338,7 +338,7 @@ def _minutes(value: Any) -> int:
         raise ValueError(f"compare_time_in_speedtest_results: expected a number of minutes, actual {value!r}") from None
 
 
-@metric("compare_time_in_speedtest_results", files=True)
+@metric("compare_time_in_speedtest_results", files=("result",))  # expected: minutes (time_diff_range)
 def compare_time_in_speedtest_results(result: str | None, expected: Any) -> float:
     """1.0 if the time of the first result row of a Speedtest CSV export (the second column's ``HH:MM`` ending)
     is less than ``expected`` minutes from the evaluator's clock. Midnight wraps round (OSWorld's difference
