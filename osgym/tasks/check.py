@@ -35,8 +35,8 @@ from typing import Any
 
 from osgym.errors import TaskLoadError
 from osgym.tasks import getters, metrics
-from osgym.tasks.devtools import live_urls
-from osgym.tasks.spec import BROWSER_STEPS, SETUP_REFUSED, SETUP_TYPES, load_task
+from osgym.tasks.offline import BROWSER_STEPS, live_urls, marketplace_extensions
+from osgym.tasks.spec import SETUP_REFUSED, SETUP_TYPES, load_task
 
 __all__ = ["CheckReport", "check_dir", "refused_names"]
 
@@ -46,6 +46,8 @@ def _reason(kind: str, name: str) -> str:
         return getters.REFUSED[name]
     if kind == "setup" and name in SETUP_REFUSED:
         return SETUP_REFUSED[name]
+    if kind == "live site" and name == "extension marketplace":
+        return "it installs a VS Code extension from the marketplace; replicas are offline"
     if kind == "live site":
         return "it names live third-party websites; replicas are offline"
     if kind == "metric" and name == "''":
@@ -104,7 +106,8 @@ def _getters(ev: dict[str, Any]) -> list[Any]:
 
 def refused_names(data: Any) -> list[tuple[str, str]]:
     """The (kind, name) pairs of a task's JSON that osgym has no function for: ``setup``, ``metric``, ``getter``;
-    and ``live site`` for a browser step that opens a live third-party website.
+    and ``live site`` for a browser step that opens a live third-party website or a VS Code extension installed
+    from the marketplace (``extension marketplace``).
 
     >>> refused_names({"config": [{"type": "googledrive"}], "evaluator": {"func": "exact_match",
     ...                "result": {"type": "vm_file", "path": "/a"}, "expected": {"type": "info_from_website"}}})
@@ -123,6 +126,12 @@ def refused_names(data: Any) -> list[tuple[str, str]]:
         elif t in BROWSER_STEPS and isinstance(s, dict):
             if live_urls((s.get("parameters") or {}).get(BROWSER_STEPS[t])):
                 out.append(("live site", t))
+    params = [(str(s.get("type")), s.get("parameters")) for s in steps if isinstance(s, dict)]
+    result = ev.get("result")
+    results = result if isinstance(result, list) else [result]
+    if marketplace_extensions([(t, p) for t, p in params if isinstance(p, dict)],
+                              [(str(g.get("type")), g) for g in results if isinstance(g, dict)]):
+        out.append(("live site", "extension marketplace"))
     funcs = ev.get("func")
     for f in funcs if isinstance(funcs, list) else [funcs]:
         if isinstance(f, str) and f != "infeasible" and f not in metrics.METRICS.names():

@@ -9,27 +9,11 @@ from __future__ import annotations
 
 import json
 from typing import Any
-from urllib.parse import urlparse
 
 from osgym.errors import TaskError
 from osgym.replicas.client import Replica
 
-__all__ = ["DEVTOOLS", "DEVTOOLS_SCRIPT", "NO_BROWSER", "ask", "live_urls"]
-
-_LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})
-
-
-def live_urls(urls: object) -> list[str]:
-    """The URLs in ``urls`` that reach outside the replica: http(s) to any host but its own loopback.
-
-    Replicas are offline, so a task that opens a live third-party website cannot run here.
-
-    >>> live_urls(["https://www.example.com/a", "http://127.0.0.1:8000/", "file:///home/user/a.html"])
-    ['https://www.example.com/a']
-    """
-    items = urls if isinstance(urls, list) else [urls]
-    return [u for u in items if isinstance(u, str) and urlparse(u).scheme in ("http", "https")
-            and urlparse(u).hostname not in _LOOPBACK]
+__all__ = ["DEVTOOLS", "DEVTOOLS_SCRIPT", "NO_BROWSER", "ask"]
 
 DEVTOOLS = "127.0.0.1:9222"
 """Where DevTools listens inside the replica (the apps tier's Chromium flags)."""

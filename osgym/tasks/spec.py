@@ -18,15 +18,13 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationIn
 
 from osgym.errors import TaskLoadError
 from osgym.tasks import getters, metrics
-from osgym.tasks.devtools import live_urls
 from osgym.tasks.files import check_relative_name, check_source
+from osgym.tasks.offline import BROWSER_STEPS, live_urls, marketplace_extensions
 
 SETUP_TYPES = frozenset({
     "execute", "command", "launch", "open", "upload_file", "sleep", "activate_window", "close_window",
     "download", "wait_window", "change_wallpaper", "chrome_open_tabs", "chrome_close_tabs",
 })
-BROWSER_STEPS = {"chrome_open_tabs": "urls_to_open", "chrome_close_tabs": "urls_to_close"}
-"""Setup steps that drive Chromium through DevTools, and the parameter holding their URLs."""
 SETUP_REFUSED: dict[str, str] = {
     "googledrive": "it fills a Google Drive account",
     "login": "it signs in to a third-party account",
@@ -150,6 +148,11 @@ class TaskSpec(BaseModel):
                 if live_urls(urls) and not live_ok:
                     raise ValueError(f"unsupported config type {step.type!r} with {live_urls(urls)[0]!r:.100}: it "
                                      "opens a live third-party website (replicas are offline)")
+        steps = [(s.type, s.parameters) for s in [*self.config, *self.evaluator.postconfig]]
+        extensions = marketplace_extensions(steps, [(g.type, g.options) for g in self.evaluator.results if g])
+        if extensions and not live_ok:
+            raise ValueError(f"it installs the VS Code extension {extensions[0]!r:.100} from the marketplace "
+                             "(replicas are offline; a task may bring a .vsix file instead)")
         ev = self.evaluator
         for f, opts, expected in zip(ev.funcs, ev.option_list, ev.expecteds, strict=False):
             metrics.check(f, opts, expected)  # a registered metric, options (and rules) that fit it

@@ -6,9 +6,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from osgym.cli import app
+from osgym.errors import TaskLoadError
+from osgym.tasks.spec import load_task
 
 
 def _write(root: Path, domain: str, name: str, task: dict[str, object] | str) -> None:
@@ -74,3 +77,23 @@ def test_invalid_options_count_once_whatever_their_list_position(tmp_path: Path)
                                                   "options": {"rules": rules}}))
     out = CliRunner().invoke(app, ["tasks", "check", str(tmp_path)]).output
     assert "     2  invalid task: evaluator func 'compare_table': option rules.*:" in out, out
+
+
+def test_a_task_that_needs_vs_codes_marketplace_is_refused_as_a_live_site(tmp_path: Path) -> None:
+    listed = {"func": "is_extension_installed",
+              "result": {"type": "vm_command_line", "command": ["code", "--list-extensions", "|", "grep", "a.b"]},
+              "expected": {"type": "rule", "rules": {"type": "contain", "expected": "a.b"}}}
+    vsix = [{"type": "download", "parameters": {"files": [{"url": "t.vsix", "path": "/home/user/t.vsix"}]}}]
+    install = [{"type": "command", "parameters": {"command": ["code", "--install-extension", "ms-python.python"]}}]
+    with pytest.raises(TaskLoadError, match="installs the VS Code extension 'a.b' from the marketplace"):
+        load_task(_task("m", listed))
+    with pytest.raises(TaskLoadError, match="'ms-python.python' from the marketplace"):
+        load_task(_task("i", {"func": "exact_match", "result": {"type": "vm_file", "path": "/a"},
+                              "expected": {"type": "rule", "rules": {"expected": ""}}}, install))
+    assert load_task(_task("v", listed, vsix)).id == "v"  # the agent installs the .vsix the task brings
+    assert load_task(_task("m", listed), live_sites=True).id == "m"
+    _write(tmp_path, "vs_code", "m", _task("m", listed))
+    out = CliRunner().invoke(app, ["tasks", "check", str(tmp_path)]).output
+    assert out.splitlines()[1].split() == ["vs_code", "0", "1", "0", "1"], out
+    assert ("     1  live site extension marketplace  (it installs a VS Code extension from the marketplace; "
+            "replicas are offline)") in out
