@@ -66,7 +66,7 @@ def evaluate(replica: Replica, task: TaskSpec, last_action: str | None) -> float
                     raise EvaluatorError(f"task {task.id}: evaluator.{field}{at}: {func} compares files a vm_file "
                                          f"or cloud_file getter fetched, actual {value!r:.200}")
             try:
-                score = metrics.score(func, result, expected, opts)
+                score = metrics.score(func, result, expected, opts, replica=replica)
             except (KeyError, TypeError, ValueError, OSError) as exc:
                 raise EvaluatorError(f"{func} on task {task.id} failed: {type(exc).__name__}: {exc}") from exc
             scores.append(score)

@@ -38,7 +38,7 @@ from osgym.registry import Registry
 __all__ = ["FAMILIES", "METRICS", "Metric", "check", "get", "metric", "score"]
 
 FAMILIES = ("basic", "table", "docs", "slides", "pdf", "general", "vscode", "images", "thunderbird", "vlc", "chrome",
-            "basic_os", "archives", "media", "accessibility")
+            "basic_os", "archives", "media", "accessibility", "python_suite")
 
 F = TypeVar("F", bound=Callable[..., float])
 
@@ -54,6 +54,8 @@ class Metric:
     files: tuple[str, ...] = ()
     """The arguments (``"result"``, ``"expected"``) it opens as host files: the evaluator hands them only
     files a getter fetched into the evaluation's scratch directory, never a path a task file wrote."""
+    in_replica: bool = False
+    """It runs code inside the replica (the agent's Python), so it is called with ``replica=``."""
 
     def check_rules(self, rules: Any) -> None:
         """Check a ``rule`` getter's ``rules`` against the model this metric declares (if any).
@@ -97,17 +99,18 @@ METRICS: Registry[Metric] = Registry("evaluator func", load=_load_families)
 
 
 def metric(name: str, options: type[BaseModel] | None = None, rules: type[BaseModel] | None = None, *,
-           files: bool | tuple[str, ...] = False) -> Callable[[F], F]:
+           files: bool | tuple[str, ...] = False, in_replica: bool = False) -> Callable[[F], F]:
     """Decorator: register the function as metric ``name``, taking ``options`` (a pydantic model) if given,
     and, when its expected value comes from a ``rule`` getter, ``rules`` of that model. ``files``: the
-    arguments it opens as files, ``True`` for both (see :attr:`Metric.files`).
+    arguments it opens as files, ``True`` for both (see :attr:`Metric.files`); ``in_replica``: it runs code
+    in the replica and takes it as ``replica=`` (see :attr:`Metric.in_replica`).
 
     Raises:
         ValueError: if the name is malformed or registered to another function.
     """
     def register(func: F) -> F:
         opened = ("result", "expected") if files is True else () if files is False else files
-        METRICS.add(name, Metric(name, func, options, rules, opened))
+        METRICS.add(name, Metric(name, func, options, rules, opened, in_replica))
         return func
     return register
 
@@ -137,13 +140,17 @@ def check(name: str, options: dict[str, Any], expected: Any = None) -> None:
         m.check_rules(expected.options.get("rules"))
 
 
-def score(name: str, result: Any, expected: Any, options: dict[str, Any]) -> float:
-    """Run metric ``name`` on a getter's result and expected value.
+def score(name: str, result: Any, expected: Any, options: dict[str, Any], *, replica: Any = None) -> float:
+    """Run metric ``name`` on a getter's result and expected value; ``replica``: the replica evaluated, for
+    a metric that runs code in it.
 
     Raises:
-        ValueError: if the metric is unknown or its options are bad.
+        ValueError: if the metric is unknown, its options are bad, or it needs the replica and has none.
         Whatever the metric raises on inputs it cannot read (``OSError``, ``KeyError``, ...).
     """
     m = get(name)
     parsed = m.parse(options)
-    return float(m.func(result, expected) if parsed is None else m.func(result, expected, parsed))
+    if m.in_replica and replica is None:
+        raise ValueError(f"evaluator func {name!r} runs code in the replica, and none was given")
+    kw = {"replica": replica} if m.in_replica else {}
+    return float(m.func(result, expected, **kw) if parsed is None else m.func(result, expected, parsed, **kw))
