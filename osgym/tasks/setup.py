@@ -8,6 +8,7 @@ from typing import Any
 
 from osgym.errors import ActionFailed, RequestRejected, SetupError
 from osgym.replicas.client import ExecResult, Replica
+from osgym.tasks.browse_history import HistoryEntry, update_browse_history
 from osgym.tasks.devtools import NO_BROWSER, ask
 from osgym.tasks.files import Scratch, read_task_file
 from osgym.tasks.spec import SetupStep
@@ -96,6 +97,8 @@ def run_step(replica: Replica, step: SetupStep, *, where: str = "config step", s
                 raise ActionFailed(f"setup: window {p['title']!r} did not appear on replica {replica.id}") from exc
         elif step.type in ("chrome_open_tabs", "chrome_close_tabs"):
             _browser_tabs(replica, step, where)
+        elif step.type == "update_browse_history":
+            update_browse_history(replica, [HistoryEntry.model_validate(e) for e in p["history"]], where=where)
         elif step.type in ("upload_file", "download"):
             files = p.get("files", [])
             for i, f in enumerate(files if isinstance(files, list) else [files]):

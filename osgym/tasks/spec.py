@@ -18,12 +18,13 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationIn
 
 from osgym.errors import TaskLoadError
 from osgym.tasks import getters, metrics
+from osgym.tasks.browse_history import HistoryEntry
 from osgym.tasks.files import check_relative_name, check_source
 from osgym.tasks.offline import BROWSER_STEPS, live_urls, marketplace_extensions
 
 SETUP_TYPES = frozenset({
     "execute", "command", "launch", "open", "upload_file", "sleep", "activate_window", "close_window",
-    "download", "wait_window", "change_wallpaper", "chrome_open_tabs", "chrome_close_tabs",
+    "download", "wait_window", "change_wallpaper", "chrome_open_tabs", "chrome_close_tabs", "update_browse_history",
 })
 SETUP_REFUSED: dict[str, str] = {
     "googledrive": "it fills a Google Drive account",
@@ -148,6 +149,19 @@ class TaskSpec(BaseModel):
                 if live_urls(urls) and not live_ok:
                     raise ValueError(f"unsupported config type {step.type!r} with {live_urls(urls)[0]!r:.100}: it "
                                      "opens a live third-party website (replicas are offline)")
+            if step.type == "update_browse_history":
+                entries = step.parameters.get("history")
+                if not isinstance(entries, list) or not entries:
+                    raise ValueError(f"update_browse_history: parameters.history: expected a list of "
+                                     f"{{url, title, visit_time_from_now_in_seconds}}, actual {entries!r:.100}")
+                for j, e in enumerate(entries):
+                    try:
+                        HistoryEntry.model_validate(e)
+                    except ValidationError as exc:
+                        err = exc.errors()[0]
+                        loc = ".".join(str(x) for x in err["loc"])
+                        raise ValueError(f"update_browse_history: parameters.history[{j}]{'.' + loc if loc else ''}: "
+                                         f"{err['msg']}") from None
         steps = [(s.type, s.parameters) for s in [*self.config, *self.evaluator.postconfig]]
         extensions = marketplace_extensions(steps, [(g.type, g.options) for g in self.evaluator.results if g])
         if extensions and not live_ok:
