@@ -9,7 +9,7 @@ Rule types (``type``):
 
 - ``sheet_name``: both workbooks have the same sheet names in the same order.
 - ``sheet_data``: two sheets hold the same table (pandas, first row as header), numbers rounded to
-  ``precision`` decimals (default 4).
+  ``precision`` decimals (default 4). ``ignore_case`` is accepted and changes nothing, as in OSWorld.
 - ``sheet_print``: two sheets print the same: the ``<book>-<sheet>.csv`` files exported beside each
   workbook have the same lines, trailing blank lines dropped (``ignore_case`` optional).
 - ``sheet_fuzzy``: cell by cell over ranges, after optional normalisation, one sheet's text
@@ -19,7 +19,8 @@ Rule types (``type``):
 - ``zoom``: a sheet's zoom (100 when unset) passes a value rule (see :mod:`.rules`).
 - ``check_cell``: a cell's ``value`` and style properties each pass a value rule.
 - ``data_validation``: every data validation of a sheet matches one of ``dv_props``, and there are at
-  least as many validations as entries in ``dv_props``.
+  least as many validations as entries in ``dv_props``. Its attributes are openpyxl's (``sqref`` or
+  ``ranges`` for the cells it covers, ``type``, ``formula1``...).
 - ``row_props`` / ``col_props``: two sheets' row or column dimensions agree on ``props``.
 - ``chart``: two sheets have charts over the same data ranges, agreeing on ``chart_props``
   (``title legend anchor width height type direction xtitle ytitle ztitle``).
@@ -30,12 +31,11 @@ Rule types (``type``):
   any other kind raises ``ValueError`` when the rule is checked (OSWorld evaluates formulas with a
   spreadsheet engine).
 - ``sparkline``: two sheets have the same sparklines (each cell's sparkline and its data range).
+- ``pivot_table``: two sheets have pivot tables over the same data sources, agreeing on
+  ``pivot_props`` (see :mod:`._pivot`).
 
-The rule type OSWorld also knows, ``pivot_table``, is not implemented: a task using it fails to load,
-naming the rule type.
-
-A rule that names a sheet the workbook lacks fails. (For ``filter``, ``row_props`` and ``col_props``
-OSWorld reads such a sheet as holding nothing, so there two missing sheets agree.)
+A rule that names a sheet the workbook lacks fails. (For ``filter``, ``row_props``, ``col_props`` and
+``pivot_table`` OSWorld reads such a sheet as holding nothing, so there two missing sheets agree.)
 
 The rules' models are in :mod:`._options`, how each reads and compares its sheets in :mod:`._checks`,
 the workbook reader and the sheet-index notation in :mod:`._book`.

@@ -20,6 +20,7 @@ from osgym.tasks.metrics.table._options import (
     Filter,
     Freeze,
     FuzzyRule,
+    PivotTable,
     SheetData,
     SheetFuzzy,
     SheetName,
@@ -29,6 +30,7 @@ from osgym.tasks.metrics.table._options import (
     TableRule,
     Zoom,
 )
+from osgym.tasks.metrics.table._pivot import pivot_tables
 
 
 def _fuzzy_cell(rule: FuzzyRule, a: str, b: str) -> bool:
@@ -265,5 +267,8 @@ def passes(rule: TableRule, pair: Pair) -> bool:
         return _styles(book1, sheet1, rule) == _styles(book2, sheet2, rule)
     if isinstance(rule, Sparkline):
         return _sparklines(book1, sheet1) == _sparklines(book2, sheet2)
+    if isinstance(rule, PivotTable):
+        props = frozenset(rule.pivot_props)
+        return pivot_tables(book1.styled[sheet1], props) == pivot_tables(book2.styled[sheet2], props)
     assert isinstance(rule, Dimensions)
     return _dimensions(book1, sheet1, rule) == _dimensions(book2, sheet2, rule)

@@ -40,6 +40,9 @@ class SheetName(_Rule):
 class SheetData(_PairRule):
     type: Literal["sheet_data"]
     precision: int = Field(4, ge=0)
+    ignore_case: StrictBool = False
+    """Accepted and, as in OSWorld, without effect: OSWorld reads ``ignore_case`` for ``sheet_print`` only, so
+    a task that sets it here is scored case-sensitively there; osgym scores it the same."""
 
 
 class SheetPrint(_PairRule):
@@ -122,7 +125,8 @@ class CheckCell(_Rule):
         return v
 
 
-_DV_ATTRS = frozenset({"sqref", "type", "formula1", "formula2", "operator", "allowBlank", "showDropDown",
+# ``ranges`` is openpyxl's other name for ``sqref`` (the cells a validation covers, a MultiCellRange).
+_DV_ATTRS = frozenset({"sqref", "ranges", "type", "formula1", "formula2", "operator", "allowBlank", "showDropDown",
                        "showInputMessage", "showErrorMessage", "error", "errorTitle", "errorStyle", "prompt",
                        "promptTitle", "imeMode"})
 
@@ -196,8 +200,28 @@ class Style(_PairRule):
         return v
 
 
+# What OSWorld can read of a pivot table; ``ordered`` and ``data_fields_name`` refine ``selection`` and
+# ``data_fields`` (see :mod:`._pivot`).
+PIVOT_PROPS = frozenset({"name", "show_total", "show_empty_row", "show_empty_col", "show_headers", "location",
+                         "selection", "ordered", "filter", "col_fields", "row_fields", "data_fields",
+                         "data_fields_name"})
+
+
+class PivotTable(_PairRule):
+    type: Literal["pivot_table"]
+    pivot_props: list[str] = Field(default_factory=list)
+
+    @field_validator("pivot_props")
+    @classmethod
+    def _props(cls, v: list[str]) -> list[str]:
+        bad = sorted(set(v) - PIVOT_PROPS)
+        if bad:
+            raise ValueError(f"unknown pivot-table properties {bad}: expected {', '.join(sorted(PIVOT_PROPS))}")
+        return v
+
+
 TableRule = Annotated[SheetName | SheetData | SheetPrint | SheetFuzzy | Freeze | Zoom | CheckCell | DataValidation
-                      | Dimensions | Chart | Filter | Style | Sparkline, Field(discriminator="type")]
+                      | Dimensions | Chart | Filter | Style | Sparkline | PivotTable, Field(discriminator="type")]
 
 
 class TableOptions(BaseModel):
