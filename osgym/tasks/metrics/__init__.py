@@ -2,8 +2,8 @@
 
 Each family lives in its own module and registers its metrics here with :func:`metric`:
 :mod:`~osgym.tasks.metrics.basic` (text, command output, windows), :mod:`~osgym.tasks.metrics.table`
-(spreadsheets, CSV), :mod:`~osgym.tasks.metrics.docs` (Word documents), :mod:`~osgym.tasks.metrics.slides`
-(presentations) and
+(spreadsheets, CSV), :mod:`~osgym.tasks.metrics.docs` (Word documents) and :mod:`~osgym.tasks.metrics.docs_marks`
+(highlighting, font colours), :mod:`~osgym.tasks.metrics.slides` (presentations) and
 :mod:`~osgym.tasks.metrics.slides_compare` (``compare_pptx_files``), :mod:`~osgym.tasks.metrics.pdf`,
 :mod:`~osgym.tasks.metrics.general` (JSON, lists, CSV records, text files), :mod:`~osgym.tasks.metrics.vscode`,
 :mod:`~osgym.tasks.metrics.images` (GIMP), :mod:`~osgym.tasks.metrics.thunderbird`, :mod:`~osgym.tasks.metrics.vlc`,
@@ -38,7 +38,7 @@ from osgym.registry import Registry
 
 __all__ = ["FAMILIES", "METRICS", "Metric", "check", "get", "metric", "score"]
 
-FAMILIES = ("basic", "table", "docs", "slides", "slides_compare", "pdf", "general", "vscode", "images",
+FAMILIES = ("basic", "table", "docs", "docs_marks", "slides", "slides_compare", "pdf", "general", "vscode", "images",
             "thunderbird", "vlc", "chrome", "basic_os", "archives", "media", "accessibility")
 
 F = TypeVar("F", bound=Callable[..., float])
