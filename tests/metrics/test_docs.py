@@ -411,6 +411,10 @@ MORE_CASES: list[tuple[str, str, Maker, dict[str, Any], float | str]] = [
     ("compare_references", "same", lambda d: (document(d / "r.docx", REFS), document(d / "e.docx", REFS)), {}, 1.0),
     ("compare_references", "typo", lambda d: (document(d / "r.docx", [*REFS[:-1], REFS[-1].replace("two", "too")]),
                                               document(d / "e.docx", REFS)), {}, "between"),
+    # a task file sets content_only; OSWorld never reads it, so the references are compared as always
+    ("compare_references", "content-only-ignored", lambda d: (document(d / "r.docx", [*REFS[:-1], "Doe, B. Paper."]),
+                                                              document(d / "e.docx", REFS)),
+     {"content_only": True, "reference_base_result": 0.9}, 0.0),
     ("compare_references", "typo-strict", lambda d: (document(d / "r.docx", [*REFS[:-1], "Doe, B. Paper."]),
                                                      document(d / "e.docx", REFS)), {"reference_base_result": 0.9},
      0.0),

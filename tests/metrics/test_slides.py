@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,7 @@ from pptx.util import Emu, Inches, Pt
 from osgym.errors import TaskLoadError
 from osgym.tasks import metrics
 from osgym.tasks.spec import load_task
+from tests.metrics.cases import Case, File, check, ids, parity
 from tests.metrics.conftest import Call, OSWorld
 
 
@@ -95,6 +97,9 @@ CASES: list[tuple[str, dict[str, Any], dict[str, Any], float]] = [
     ("background-not-examined", {"background": "FFEE00"}, {"examine_background_color": False}, 1.0),
     ("table-cell-bold", {"cell_bold": True}, {}, 0.0),
     ("extra-shape", {"extra_shape": True}, {}, 0.0),
+    # OSWorld never reads its misspelt option: alignment is still examined
+    ("misspelt-alignment-option", {}, {"examine_aligment": False}, 1.0),
+    ("misspelt-alignment-option-examines-alignment", {"align": PP_ALIGN.CENTER}, {"examine_aligment": False}, 0.0),
 ]
 
 
@@ -130,13 +135,89 @@ def test_compare_pptx_files_parity(osworld: OSWorld, tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("options, named", [
-    ({"examine_top_position": True}, "examine_top_position"),
+    ({"examine_top_position": "yes"}, "examine_top_position"),
     ({"examine_shape": "yes"}, "examine_shape"),
     ({"examine_everything": True}, "examine_everything"),
 ])
 def test_bad_pptx_options_fail_at_load(options: dict[str, Any], named: str) -> None:
     with pytest.raises(TaskLoadError, match=f"'compare_pptx_files': option {named}"):
         load_task({"id": "t-pptx", "instruction": "x", "evaluator": {"func": "compare_pptx_files", "options": options}})
+
+
+def moved(path: Path, **t: Any) -> str:
+    """Three slides laid out as the task-specific options expect (see MOVE_CASES); keywords move or resize one shape.
+
+    Slide 1: a title and the box whose size may change; slide 2: the "Product Comparison" title and a
+    picture; slide 3: a table.
+    """
+    prs = Presentation()
+    blank = prs.slide_layouts[6]
+    one = prs.slides.add_slide(blank)
+    one.shapes.add_textbox(Inches(1) + Emu(t.get("overview_shift", 0)), Inches(0.5), Inches(8), Inches(1)
+                           ).text_frame.text = "Overview"
+    one.shapes.add_textbox(Inches(1), Inches(2), Inches(8), t.get("box_height", Inches(3))
+                           ).text_frame.text = "Elaborate on what you want to discuss."
+    two = prs.slides.add_slide(blank)
+    two.shapes.add_textbox(Inches(1), t.get("title_top", Inches(0.3)), Inches(8), Inches(1)
+                           ).text_frame.text = "Product Comparison"
+    img = picture(path.with_suffix(".png"))
+    two.shapes.add_picture(img, t.get("picture_left", Inches(1)), t.get("picture_top", Inches(3)), Inches(2),
+                           Inches(1.5))
+    three = prs.slides.add_slide(blank)
+    three.shapes.add_textbox(Inches(1), Inches(0.3), Inches(8), Inches(1)).text_frame.text = "Figures"
+    table = three.shapes.add_table(2, 2, Inches(1), t.get("table_top", Inches(1.5)), Inches(6), Inches(1.5)).table
+    for r in range(2):
+        for c in range(2):
+            table.cell(r, c).text = f"{r}.{c}"
+    prs.save(path)
+    return str(path)
+
+
+TITLE = {"examine_shape": False, "examine_title_bottom_position": True}
+TABLE = {"examine_shape": False, "examine_table_bottom_position": True}
+RIGHT = {"examine_shape": False, "examine_right_position": True}
+TOP = {"examine_shape": False, "examine_top_position": True}
+RESIZE = {"examine_shape": False, "examine_shape_for_shift_size": True}
+MOVE_CASES: list[tuple[str, dict[str, Any], dict[str, Any], float]] = [
+    ("title-to-bottom", {"title_top": Inches(5.5)}, TITLE, 1.0),
+    ("title-kept", {}, TITLE, 0.0),
+    ("title-not-low-enough", {"title_top": Inches(2)}, TITLE, 0.0),
+    ("title-and-picture-moved", {"title_top": Inches(5.5), "picture_left": Inches(6)}, TITLE, 0.0),
+    ("table-to-bottom", {"table_top": Inches(5)}, TABLE, 1.0),
+    ("table-kept", {}, TABLE, 0.0),
+    ("table-and-title-moved", {"table_top": Inches(5), "title_top": Inches(5.5)}, TABLE, 0.0),
+    ("picture-to-right", {"picture_left": Inches(6)}, RIGHT, 1.0),
+    ("picture-kept-left", {}, RIGHT, 0.0),
+    ("picture-not-right-enough", {"picture_left": Inches(3)}, RIGHT, 0.0),
+    ("picture-to-top", {"picture_top": Inches(0.5)}, TOP, 1.0),
+    ("picture-kept-low", {}, TOP, 0.0),
+    ("picture-not-high-enough", {"picture_top": Inches(2.5)}, TOP, 0.0),
+    ("placeholder-resized", {"box_height": Inches(4)}, RESIZE, 1.0),
+    ("other-box-moved", {"overview_shift": Inches(0.5)}, RESIZE, 0.0),
+    ("nothing-changed", {}, RESIZE, 1.0),
+]
+
+
+def _moved_files(tmp: Path, name: str, tweaks: dict[str, Any]) -> tuple[str, str]:
+    folder = tmp / name
+    folder.mkdir()
+    return moved(folder / "result.pptx", **tweaks), moved(folder / "original.pptx")
+
+
+@pytest.mark.parametrize("name, tweaks, options, want", MOVE_CASES, ids=[c[0] for c in MOVE_CASES])
+def test_compare_pptx_files_task_specific_moves(name: str, tweaks: dict[str, Any], options: dict[str, Any],
+                                                want: float, tmp_path: Path) -> None:
+    assert metrics.score("compare_pptx_files", *_moved_files(tmp_path, name, tweaks), options) == want
+
+
+def test_compare_pptx_files_task_specific_moves_parity(osworld: OSWorld, tmp_path: Path) -> None:
+    ours, calls = [], []
+    for name, tweaks, options, _ in MOVE_CASES:
+        result, original = _moved_files(tmp_path, name, tweaks)
+        ours.append(metrics.score("compare_pptx_files", result, original, options))
+        calls.append(Call("slides", "compare_pptx_files", result, original, options))
+    differ = [(c[0], o, t) for c, o, t in zip(MOVE_CASES, ours, osworld.scores(calls), strict=True) if o != t]
+    assert not differ, f"(case, osgym, OSWorld) that differ: {differ}"
 
 
 def picture(path: Path) -> str:
@@ -322,3 +403,63 @@ def test_check_auto_saving_time_parity(osworld: OSWorld, tmp_path: Path) -> None
     cases = _xcu_cases("check_auto_saving_time", tmp_path)
     ours = [metrics.score("check_auto_saving_time", p, r, {}) for p, r, _ in cases]
     assert osworld.scores([Call("slides", "check_auto_saving_time", p, r, {}) for p, r, _ in cases]) == ours
+
+
+def numbered(colours: list[str]) -> bytes:
+    """A deck whose master's slide-number field and its paragraph end take ``colours`` (RGB hex), in that order."""
+    prs = Presentation()
+    master = prs.slide_masters[0].element
+    field = master.xpath(".//p:sp[.//p:ph[@type='sldNum']]//a:p")[0]
+    for props, colour in zip([field.xpath(".//a:fld/a:rPr")[0], field.xpath("a:endParaRPr")[0]], colours,
+                             strict=False):
+        fill = props.makeelement(qn("a:solidFill"), {})
+        fill.append(props.makeelement(qn("a:srgbClr"), {"val": colour}))
+        props.append(fill)
+    prs.slides.add_slide(prs.slide_layouts[6])
+    out = io.BytesIO()
+    prs.save(out)
+    return out.getvalue()
+
+
+def _deck(colours: list[str]) -> File:
+    return File(numbered(colours), "deck.pptx")
+
+
+RED, BLUE = {"color": "red"}, {"color": "blue"}
+PAGE_NUMBER_CASES = [
+    Case("red", _deck(["FF0000", "FF0000"]), RED, 1.0),
+    Case("green", _deck(["00FF00", "00FF00"]), {"color": "green"}, 1.0),
+    Case("black", _deck(["000000", "000000"]), {"color": "black"}, 1.0),
+    Case("blue-not-red", _deck(["0000FF", "0000FF"]), RED, 0.0),
+    Case("grey-not-red", _deck(["808080", "808080"]), RED, 0.0),
+    # the number's colour is the second-to-last one: here black, whatever the paragraph end says
+    Case("only-the-paragraph-end-red", _deck(["000000", "FF0000"]), RED, 0.0),
+    # OSWorld reads the hex value one digit late (it expects "#RRGGBB"): from "C00000" it sees red 0,
+    # from "808080" (8, 8, 0): black, and no blue ever passes
+    Case("dark-red", _deck(["C00000", "C00000"]), RED, 1.0, osworld=0.0),
+    Case("grey-not-black", _deck(["808080", "808080"]), {"color": "black"}, 0.0, osworld=1.0),
+    Case("blue", _deck(["0000FF", "0000FF"]), BLUE, 1.0, osworld=0.0),
+    # fewer than two colours in the master: OSWorld raises on its missing second-to-last one
+    Case("one-colour", _deck(["FF0000"]), RED, 0.0, osworld="IndexError"),
+    Case("no-colour", _deck([]), RED, 0.0, osworld="IndexError"),
+]
+
+
+@pytest.mark.parametrize("case", PAGE_NUMBER_CASES, ids=ids(PAGE_NUMBER_CASES))
+def test_check_page_number_colors(case: Case, tmp_path: Path) -> None:
+    check("check_page_number_colors", case, tmp_path)
+
+
+def test_check_page_number_colors_parity(osworld: OSWorld, tmp_path: Path) -> None:
+    parity(osworld, "slides", "check_page_number_colors", PAGE_NUMBER_CASES, tmp_path)
+
+
+def test_check_page_number_colors_missing_broken_or_bad_rules(tmp_path: Path) -> None:
+    (tmp_path / "broken.pptx").write_text("not a presentation")
+    for result in (None, str(tmp_path / "broken.pptx")):
+        assert metrics.score("check_page_number_colors", result, RED, {}) == 0.0
+    task = {"id": "t-num", "instruction": "x", "evaluator": {
+        "func": "check_page_number_colors", "result": {"type": "vm_file", "path": "/tmp/x.pptx"},
+        "expected": {"type": "rule", "rules": {"color": "purple"}}}}
+    with pytest.raises(TaskLoadError, match="'check_page_number_colors': rules.color"):
+        load_task(task)

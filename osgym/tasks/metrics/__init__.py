@@ -2,8 +2,9 @@
 
 Each family lives in its own module and registers its metrics here with :func:`metric`:
 :mod:`~osgym.tasks.metrics.basic` (text, command output, windows), :mod:`~osgym.tasks.metrics.table`
-(spreadsheets, CSV), :mod:`~osgym.tasks.metrics.docs` (Word documents),
-:mod:`~osgym.tasks.metrics.slides` (presentations), :mod:`~osgym.tasks.metrics.pdf`,
+(spreadsheets, CSV), :mod:`~osgym.tasks.metrics.docs` (Word documents) and :mod:`~osgym.tasks.metrics.docs_marks`
+(highlighting, font colours), :mod:`~osgym.tasks.metrics.slides` (presentations) and
+:mod:`~osgym.tasks.metrics.slides_compare` (``compare_pptx_files``), :mod:`~osgym.tasks.metrics.pdf`,
 :mod:`~osgym.tasks.metrics.general` (JSON, lists, CSV records, text files), :mod:`~osgym.tasks.metrics.vscode`,
 :mod:`~osgym.tasks.metrics.images` (GIMP), :mod:`~osgym.tasks.metrics.thunderbird`, :mod:`~osgym.tasks.metrics.vlc`,
 :mod:`~osgym.tasks.metrics.chrome` (tabs, bookmarks, browser settings), :mod:`~osgym.tasks.metrics.basic_os`,
@@ -37,8 +38,8 @@ from osgym.registry import Registry
 
 __all__ = ["FAMILIES", "METRICS", "Metric", "check", "get", "metric", "score"]
 
-FAMILIES = ("basic", "table", "docs", "slides", "pdf", "general", "vscode", "images", "thunderbird", "vlc", "chrome",
-            "basic_os", "archives", "media", "accessibility", "python_suite")
+FAMILIES = ("basic", "table", "docs", "docs_marks", "slides", "slides_compare", "pdf", "general", "vscode", "images",
+            "thunderbird", "vlc", "chrome", "basic_os", "archives", "media", "accessibility", "python_suite")
 
 F = TypeVar("F", bound=Callable[..., float])
 

@@ -1,5 +1,7 @@
 """Word-document metrics, after OSWorld's: text, tables, formatting and layout of ``.docx`` files.
 
+Highlighting and coloured text are checked in :mod:`.docs_marks`.
+
 A result document that is missing or unreadable scores 0.0; an unreadable expected document is the
 task's fault and raises ``ValueError`` (reported as an evaluator error).
 """
@@ -419,41 +421,6 @@ def compare_docx_files_and_ignore_new_lines(result: str | None, expected: str | 
     return 1.0 if a == b else 0.0
 
 
-def _highlighted(path: str) -> set[str | None]:
-    """The first text of each highlighted run in the document body."""
-    with zipfile.ZipFile(path) as z, z.open("word/document.xml") as f:
-        root = ElementTree.parse(f).getroot()
-    out = set()
-    for run in root.iter(f"{{{_W}}}r"):
-        mark = run.find(f".//{{{_W}}}highlight")
-        if mark is not None and mark.get(f"{{{_W}}}val") != "none":
-            text = run.find(f".//{{{_W}}}t")
-            if text is not None:
-                out.add(text.text)
-    return out
-
-
-@metric("compare_highlighted_text", files=True)
-def compare_highlighted_text(result: str | None, expected: str | None) -> float:
-    """1.0 if the same texts are highlighted in both documents (as sets).
-
-    Raises:
-        ValueError: if the expected document cannot be read.
-    """
-    if not result or not expected:
-        return 0.0
-    try:
-        want = _highlighted(expected)
-    except (*_UNREADABLE, ElementTree.ParseError) as exc:
-        raise ValueError(f"expected document {expected} cannot be read: {exc}") from exc
-    if too_big(result):
-        return 0.0
-    try:
-        return 1.0 if _highlighted(result) == want else 0.0
-    except (*_UNREADABLE, ElementTree.ParseError):
-        return 0.0
-
-
 _OOR = "http://openoffice.org/2001/registry"
 
 
@@ -513,11 +480,13 @@ def evaluate_conversion(result: str | None, expected: Any = None) -> float:
 
 class ReferencesOptions(BaseModel):
     """``reference_indicator``: the heading paragraph the references follow; ``reference_base_result``:
-    the mean similarity that scores 0 (scores rise linearly from it to 1)."""
+    the mean similarity that scores 0 (scores rise linearly from it to 1). ``content_only`` is accepted and
+    ignored: a task file sets it, but OSWorld's function never reads it (it always compares the texts)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
     reference_indicator: str = "References"
     reference_base_result: float = Field(0.5, ge=0, lt=1)
+    content_only: StrictBool = False
 
 
 @metric("compare_references", ReferencesOptions, files=True)
