@@ -35,10 +35,15 @@ from pydantic import BaseModel, ValidationError
 from osgym.errors import ConfigError
 from osgym.registry import Registry
 
-__all__ = ["FAMILIES", "METRICS", "Metric", "check", "get", "metric", "score"]
+__all__ = ["FAMILIES", "METRICS", "REFUSED", "Metric", "check", "get", "metric", "score"]
 
 FAMILIES = ("basic", "table", "docs", "slides", "pdf", "general", "vscode", "images", "thunderbird", "vlc", "chrome",
             "basic_os", "archives", "media", "accessibility")
+
+REFUSED: dict[str, str] = {
+    "contains_mp4_video": "OSWorld defines no such function (its task cannot run there either)",
+}
+"""Metric names OSWorld's task files use that osgym refuses at load on purpose, and why."""
 
 F = TypeVar("F", bound=Callable[..., float])
 
@@ -103,8 +108,11 @@ def metric(name: str, options: type[BaseModel] | None = None, rules: type[BaseMo
     opens its arguments as files (see :attr:`Metric.files`).
 
     Raises:
-        ValueError: if the name is malformed or registered to another function.
+        ValueError: if the name is malformed, refused on purpose, or registered to another function.
     """
+    if name in REFUSED:
+        raise ValueError(f"evaluator func {name!r} is refused on purpose: {REFUSED[name]}")
+
     def register(func: F) -> F:
         METRICS.add(name, Metric(name, func, options, rules, files))
         return func
@@ -115,8 +123,11 @@ def get(name: str) -> Metric:
     """The metric registered as ``name``.
 
     Raises:
-        ValueError: naming the metric and the registered ones, if none is registered as ``name``.
+        ValueError: naming the metric and why it is refused, or the registered ones, if none is
+            registered as ``name``.
     """
+    if name in REFUSED:
+        raise ValueError(f"unsupported evaluator func {name!r}: {REFUSED[name]}")
     try:
         return METRICS.get(name)
     except ConfigError:
