@@ -9,7 +9,8 @@ Each family lives in its own module and registers its metrics here with :func:`m
 :mod:`~osgym.tasks.metrics.chrome` (tabs, bookmarks, browser settings), :mod:`~osgym.tasks.metrics.basic_os`,
 :mod:`~osgym.tasks.metrics.archives` (archives, SQLite), :mod:`~osgym.tasks.metrics.media` (ID3 tags),
 :mod:`~osgym.tasks.metrics.accessibility` (selectors over the accessibility tree),
-:mod:`~osgym.tasks.metrics.epub` (e-books), :mod:`~osgym.tasks.metrics.webpages` (HTML files).
+:mod:`~osgym.tasks.metrics.epub` (e-books), :mod:`~osgym.tasks.metrics.webpages` (HTML files),
+:mod:`~osgym.tasks.metrics.pdf_images` (the images in PDFs).
 
 A task file names a metric in ``evaluator.func`` and may give it ``options``. Both are checked when
 the task is loaded (:func:`check`): the name must be registered, and the options must fit the model
@@ -39,7 +40,7 @@ from osgym.registry import Registry
 __all__ = ["FAMILIES", "METRICS", "REFUSED", "Metric", "check", "get", "metric", "score"]
 
 FAMILIES = ("basic", "table", "docs", "slides", "pdf", "general", "vscode", "images", "thunderbird", "vlc", "chrome",
-            "basic_os", "archives", "media", "accessibility", "epub", "webpages")
+            "basic_os", "archives", "media", "accessibility", "epub", "webpages", "pdf_images")
 
 REFUSED: dict[str, str] = {
     "contains_mp4_video": "OSWorld defines no such function (its task cannot run there either)",
