@@ -44,6 +44,8 @@ __all__ = ["CheckReport", "check_dir", "refused_names"]
 def _reason(kind: str, name: str) -> str:
     if kind == "getter" and name in getters.REFUSED:
         return getters.REFUSED[name]
+    if kind == "metric" and name in metrics.REFUSED:
+        return metrics.REFUSED[name]
     if kind == "setup" and name in SETUP_REFUSED:
         return SETUP_REFUSED[name]
     if kind == "live site" and name == "extension marketplace":

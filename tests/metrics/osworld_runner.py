@@ -11,9 +11,9 @@ running their ``__init__``: the metric module itself and everything it imports l
 real files and run unchanged.
 
 ``docs.py`` itself imports easyocr at the top, for its OCR metric (scikit-image, for its colour
-metric, is in the venv), and ``pdf.py`` imports PyMuPDF for a helper no metric here uses; ``vlc.py`` and
-``chrome.py`` import audio, video and PDF-image libraries for metrics osgym does not compare. For these
-modules the runner compiles the module's own source without those import statements (named in
+metric, is in the venv), and ``pdf.py`` imports PyMuPDF for a helper no metric here uses; ``vlc.py`` imports
+audio and video libraries, and ``chrome.py`` a PDF-rewriting one (borb), for code osgym does not compare. For
+these modules the runner compiles the module's own source without those import statements (named in
 ``HEAVY``), and before calling a function checks that neither its code nor any code nested in it names
 what they would have bound: the function that runs is OSWorld's, unchanged, and could not have used them.
 """
@@ -33,8 +33,8 @@ HEAVY = {"docs": ({"easyocr"}, {"easyocr"}),
          "pdf": ({"fitz"}, {"fitz"}),
          # audio and video comparison: fingerprints, DTW, perceptual hashes
          "vlc": ({"acoustid", "librosa", "fastdtw", "imagehash"}, {"acoustid", "librosa", "fastdtw", "imagehash"}),
-         # PDF pages as images
-         "chrome": ({"borb.pdf", "imagehash"}, {"Document", "PDF", "imagehash"})}
+         # PDF rewriting (compare_pdf_images no longer uses it)
+         "chrome": ({"borb.pdf"}, {"Document", "PDF"})}
 
 
 def _offline_tldextract() -> None:

@@ -9,6 +9,7 @@ import pytest
 
 from osgym.errors import TaskLoadError
 from osgym.tasks import metrics
+from osgym.tasks.check import CheckReport
 from osgym.tasks.spec import load_task
 
 HERE = Path(__file__).parent
@@ -34,6 +35,20 @@ def test_unregistered_metric_fails_at_load_naming_it_and_the_known_ones() -> Non
         load_task({"id": "t-x", "instruction": "x", "evaluator": {"func": "compare_videos"}})
     msg = str(info.value)
     assert "'compare_videos'" in msg and "compare_table" in msg and "t-x" in msg, msg
+
+
+def test_refused_metric_fails_at_load_with_its_reason_and_cannot_be_registered() -> None:
+    assert not set(metrics.REFUSED) & set(metrics.METRICS.names())
+    with pytest.raises(TaskLoadError, match="'contains_mp4_video': OSWorld defines no such function"):
+        load_task({"id": "t-x", "instruction": "x", "evaluator": {"func": "contains_mp4_video"}})
+    with pytest.raises(ValueError, match="refused on purpose: OSWorld defines no such function"):
+        metrics.metric("contains_mp4_video")(lambda result, expected: 1.0)
+
+
+def test_tasks_check_gives_a_refused_metric_its_reason() -> None:
+    report = CheckReport()
+    report.add("libreoffice_impress", loaded=False, refused=[("metric", "contains_mp4_video")])
+    assert "1  metric contains_mp4_video  (OSWorld defines no such function" in report.render()
 
 
 def test_a_metric_without_options_rejects_any() -> None:

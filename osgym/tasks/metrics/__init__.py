@@ -9,7 +9,9 @@ Each family lives in its own module and registers its metrics here with :func:`m
 :mod:`~osgym.tasks.metrics.images` (GIMP), :mod:`~osgym.tasks.metrics.thunderbird`, :mod:`~osgym.tasks.metrics.vlc`,
 :mod:`~osgym.tasks.metrics.chrome` (tabs, bookmarks, browser settings), :mod:`~osgym.tasks.metrics.basic_os`,
 :mod:`~osgym.tasks.metrics.archives` (archives, SQLite), :mod:`~osgym.tasks.metrics.media` (ID3 tags),
-:mod:`~osgym.tasks.metrics.accessibility` (selectors over the accessibility tree).
+:mod:`~osgym.tasks.metrics.accessibility` (selectors over the accessibility tree),
+:mod:`~osgym.tasks.metrics.epub` (e-books), :mod:`~osgym.tasks.metrics.webpages` (HTML files),
+:mod:`~osgym.tasks.metrics.pdf_images` (the images in PDFs).
 
 A task file names a metric in ``evaluator.func`` and may give it ``options``. Both are checked when
 the task is loaded (:func:`check`): the name must be registered, and the options must fit the model
@@ -36,10 +38,16 @@ from pydantic import BaseModel, ValidationError
 from osgym.errors import ConfigError
 from osgym.registry import Registry
 
-__all__ = ["FAMILIES", "METRICS", "Metric", "check", "get", "metric", "score"]
+__all__ = ["FAMILIES", "METRICS", "REFUSED", "Metric", "check", "get", "metric", "score"]
 
 FAMILIES = ("basic", "table", "docs", "docs_marks", "slides", "slides_compare", "pdf", "general", "vscode", "images",
-            "thunderbird", "vlc", "chrome", "basic_os", "archives", "media", "accessibility", "python_suite")
+            "thunderbird", "vlc", "chrome", "basic_os", "archives", "media", "accessibility", "python_suite", "epub",
+            "webpages", "pdf_images")
+
+REFUSED: dict[str, str] = {
+    "contains_mp4_video": "OSWorld defines no such function (its task cannot run there either)",
+}
+"""Metric names OSWorld's task files use that osgym refuses at load on purpose, and why."""
 
 F = TypeVar("F", bound=Callable[..., float])
 
@@ -107,8 +115,11 @@ def metric(name: str, options: type[BaseModel] | None = None, rules: type[BaseMo
     in the replica and takes it as ``replica=`` (see :attr:`Metric.in_replica`).
 
     Raises:
-        ValueError: if the name is malformed or registered to another function.
+        ValueError: if the name is malformed, refused on purpose, or registered to another function.
     """
+    if name in REFUSED:
+        raise ValueError(f"evaluator func {name!r} is refused on purpose: {REFUSED[name]}")
+
     def register(func: F) -> F:
         opened = ("result", "expected") if files is True else () if files is False else files
         METRICS.add(name, Metric(name, func, options, rules, opened, in_replica))
@@ -120,8 +131,11 @@ def get(name: str) -> Metric:
     """The metric registered as ``name``.
 
     Raises:
-        ValueError: naming the metric and the registered ones, if none is registered as ``name``.
+        ValueError: naming the metric and why it is refused, or the registered ones, if none is
+            registered as ``name``.
     """
+    if name in REFUSED:
+        raise ValueError(f"unsupported evaluator func {name!r}: {REFUSED[name]}")
     try:
         return METRICS.get(name)
     except ConfigError:
