@@ -10,9 +10,11 @@ An image that cannot be decoded is left out of its list, as OSWorld does; one th
 :data:`~osgym.tasks.metrics.images.MAX_PIXELS` pixels is left out before decoding.
 
 >>> from PIL import Image
->>> gradient = Image.linear_gradient("L")
->>> phash(gradient) - phash(gradient.rotate(180))
-46
+>>> picture = Image.effect_mandelbrot((128, 128), (-2, -1.5, 1, 1.5), 100)
+>>> phash(picture) - phash(picture.resize((64, 64))) <= 5   # the same picture, smaller
+True
+>>> phash(picture) - phash(picture.transpose(Image.Transpose.FLIP_LEFT_RIGHT)) > 5
+True
 """
 
 from __future__ import annotations
