@@ -31,8 +31,8 @@ from osworld_reference import enter_packages, load, names  # noqa: E402
 # Per module: the top-level imports left out, and the names they would have bound.
 HEAVY = {"docs": ({"easyocr"}, {"easyocr"}),
          "pdf": ({"fitz"}, {"fitz"}),
-         # audio and video comparison: fingerprints, DTW, perceptual hashes
-         "vlc": ({"acoustid", "librosa", "fastdtw", "imagehash"}, {"acoustid", "librosa", "fastdtw", "imagehash"}),
+         # audio comparison: fingerprints, DTW (compare_videos runs with OpenCV and imagehash)
+         "vlc": ({"acoustid", "librosa", "fastdtw"}, {"acoustid", "librosa", "fastdtw"}),
          # PDF rewriting (compare_pdf_images no longer uses it)
          "chrome": ({"borb.pdf"}, {"Document", "PDF"})}
 
