@@ -6,12 +6,12 @@ export PREFECT_UI_ENABLED ?= false
 export DO_NOT_TRACK ?= 1
 STAMP := .make/deps.stamp
 
-.PHONY: run test test-apps lint bench images images-apps docker deps reap clean
+.PHONY: run test test-apps lint bench images images-apps docker ocr deps reap clean
 
 run: deps docker images  ## collect datasets/smoke.yaml with the Prefect flow on the embedded defaults, print the report
 	$(PYTHON) -m flows.collect datasets/smoke.yaml
 
-test: deps docker images images-apps lint  ## ruff and mypy, then the whole pytest suite against real containers, both tiers
+test: deps docker images images-apps ocr lint  ## ruff and mypy, then the whole pytest suite against real containers, both tiers
 	$(PYTHON) -m pytest
 
 test-apps: deps docker images-apps  ## only the apps tier's tests (each app opens clean, its routes, apps-smoke)
@@ -39,6 +39,9 @@ images-apps: deps docker  ## build osgym/apps (XFCE, the applications, VS Code; 
 
 docker:  ## make sure a Docker daemon answers (installs docker.io on Debian as root)
 	bash scripts/ensure-docker.sh
+
+ocr:  ## Tesseract OCR with English data for compare_image_text (installs Debian's tesseract-ocr as root)
+	bash scripts/ensure-tesseract.sh
 
 deps: $(STAMP)
 $(STAMP): pyproject.toml
