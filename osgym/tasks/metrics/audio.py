@@ -72,7 +72,10 @@ def load(path: str) -> NDArray[np.float32]:
         raise AudioError(f"{path!r} holds samples that are not finite numbers")
     if rate == SR or not len(y):
         return np.asarray(y, dtype=np.float32)
-    out = soxr.resample(y, rate, SR, quality="soxr_hq")
+    try:
+        out = soxr.resample(y, rate, SR, quality="soxr_hq")
+    except (ValueError, RuntimeError) as exc:  # a rate libsoxr cannot convert
+        raise AudioError(f"{path!r}: cannot resample {rate} Hz to {SR} Hz: {exc}") from None
     # librosa fixes the length at ceil(n * ratio), trimming or padding with zeros
     n = int(math.ceil(len(y) * (float(SR) / rate)))
     fixed = np.zeros(n, np.float32)
