@@ -29,12 +29,14 @@ import pytest
 OSWORLD_VERSION = "1.0.2"
 # What table.py, slides.py, docs.py, pdf.py, general.py, vscode.py, gimp.py, thunderbird.py, basic_os.py, others.py and
 # the compared parts of vlc.py and chrome.py import (directly or through utils.py), less what osworld_runner.py
-# leaves out (easyocr, audio and video libraries, borb). scikit-image is the reference for osgym's
+# leaves out (easyocr, acoustid, borb). scikit-image is the reference for osgym's
 # own SSIM, opencv for its Laplacian, PyMuPDF for compare_pdfs' text and compare_pdf_images' images,
-# imagehash for compare_pdf_images' perceptual hashes, mutagen for ID3 tags.
+# imagehash for compare_pdf_images' perceptual hashes, mutagen for ID3 tags, librosa (with soundfile
+# and soxr) and fastdtw for compare_audios (fastdtw's C++ extension does not build: its pure-Python version runs).
 NEEDED = ("numpy", "pandas", "lxml", "cssselect", "xmltodict", "openpyxl", "python-docx", "python-pptx",
           "rapidfuzz", "formulas", "pyyaml", "pypdf2", "pdfplumber", "tldextract", "pillow", "odfpy", "pypdf",
-          "scikit-image", "opencv-python-headless", "beautifulsoup4", "pymupdf", "mutagen", "imagehash")
+          "scikit-image", "opencv-python-headless", "beautifulsoup4", "pymupdf", "mutagen", "imagehash",
+          "librosa", "fastdtw")
 RUNNER = Path(__file__).with_name("osworld_runner.py")
 PIP_TIMEOUT_S = 900
 

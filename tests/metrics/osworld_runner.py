@@ -12,7 +12,8 @@ real files and run unchanged.
 
 ``docs.py`` itself imports easyocr at the top, for its OCR metric (scikit-image, for its colour
 metric, is in the venv), and ``pdf.py`` imports PyMuPDF for a helper no metric here uses; ``vlc.py`` imports
-audio and video libraries, and ``chrome.py`` a PDF-rewriting one (borb), for code osgym does not compare. For
+audio fingerprinting (acoustid), and ``chrome.py`` a PDF-rewriting library (borb), for code osgym does not
+compare (librosa, fastdtw, OpenCV and imagehash, for ``compare_audios`` and ``compare_videos``, are in the venv). For
 these modules the runner compiles the module's own source without those import statements (named in
 ``HEAVY``), and before calling a function checks that neither its code nor any code nested in it names
 what they would have bound: the function that runs is OSWorld's, unchanged, and could not have used them.
@@ -31,8 +32,8 @@ from osworld_reference import enter_packages, load, names  # noqa: E402
 # Per module: the top-level imports left out, and the names they would have bound.
 HEAVY = {"docs": ({"easyocr"}, {"easyocr"}),
          "pdf": ({"fitz"}, {"fitz"}),
-         # audio comparison: fingerprints, DTW (compare_videos runs with OpenCV and imagehash)
-         "vlc": ({"acoustid", "librosa", "fastdtw"}, {"acoustid", "librosa", "fastdtw"}),
+         # audio fingerprints (compare_audios runs with librosa and fastdtw, compare_videos with OpenCV and imagehash)
+         "vlc": ({"acoustid"}, {"acoustid"}),
          # PDF rewriting (compare_pdf_images no longer uses it)
          "chrome": ({"borb.pdf"}, {"Document", "PDF"})}
 

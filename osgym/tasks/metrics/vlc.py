@@ -1,6 +1,6 @@
 """VLC metrics after OSWorld's ``vlc.py``: the player's state (its HTTP interface's ``status.xml``), its
-configuration file (``vlcrc``) and its window size. (``compare_images`` lives in :mod:`.images`; the audio
-and video comparisons are not supported, see docs/osworld-coverage.md.)
+configuration file (``vlcrc``) and its window size. (``compare_images`` lives in :mod:`.images`,
+``compare_audios`` in :mod:`.audio`, ``compare_videos`` in :mod:`.video`.)
 
 >>> _setting("#qt-bgcone=1\\nqt-bgcone=0\\n", "qt-bgcone=", "1")
 '0'
