@@ -19,10 +19,10 @@ def test_counts_linux_task_files_by_registered_funcs(tmp_path: Path) -> None:
     examples = tmp_path / "evaluation_examples" / "examples"
     tasks = {
         "chrome/a.json": {"evaluator": {"func": "is_expected_tabs"}},
-        "chrome/b.json": {"evaluator": {"func": ["check_list", "compare_videos"]}},
+        "chrome/b.json": {"evaluator": {"func": ["check_list", "compare_holograms"]}},
         "vlc/c.json": {"evaluator": "evaluation_dir"},
         "os/d.json": {"evaluator": {"func": ""}},
-        "Windows/e.json": {"evaluator": {"func": "compare_videos"}},  # not a Linux task
+        "Windows/e.json": {"evaluator": {"func": "compare_holograms"}},  # not a Linux task
         "template.json": {"evaluator": {"func": "func"}},  # not a task
     }
     for path, body in tasks.items():
@@ -35,4 +35,4 @@ def test_counts_linux_task_files_by_registered_funcs(tmp_path: Path) -> None:
                          check=True, timeout=120, cwd=SCRIPT.parents[1])
     summary = json.loads(out.stdout)
     assert summary["files"] == 4 and summary["all_registered"] == 1, summary
-    assert summary["missing"] == {"compare_videos": 1, "(evaluator is not an object)": 1, "(empty func)": 1}
+    assert summary["missing"] == {"compare_holograms": 1, "(evaluator is not an object)": 1, "(empty func)": 1}

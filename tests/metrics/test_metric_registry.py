@@ -35,9 +35,9 @@ def test_every_registered_metric_has_a_test_and_a_parity_test() -> None:
 
 def test_unregistered_metric_fails_at_load_naming_it_and_the_known_ones() -> None:
     with pytest.raises(TaskLoadError) as info:
-        load_task({"id": "t-x", "instruction": "x", "evaluator": {"func": "compare_image_text"}})
+        load_task({"id": "t-x", "instruction": "x", "evaluator": {"func": "compare_holograms"}})
     msg = str(info.value)
-    assert "'compare_image_text'" in msg and "compare_table" in msg and "t-x" in msg, msg
+    assert "'compare_holograms'" in msg and "compare_table" in msg and "t-x" in msg, msg
 
 
 def test_refused_metric_fails_at_load_with_its_reason_and_cannot_be_registered() -> None:
