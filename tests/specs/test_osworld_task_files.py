@@ -62,7 +62,7 @@ def test_unknown_config_type_fails_at_load_naming_type_and_task() -> None:
 
 
 @pytest.mark.parametrize("bad, named", [
-    ({"func": "compare_videos"}, "'compare_videos'"),  # unsupported: needs OpenCV video decoding
+    ({"func": "compare_holograms"}, "'compare_holograms'"),  # no function registered under that name
     ({"func": "exact_match", "result": {"type": "vm_hologram"}}, "'vm_hologram'"),
 ])
 def test_unknown_metric_or_getter_fails_at_load(bad: dict, named: str) -> None:
