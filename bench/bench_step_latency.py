@@ -75,7 +75,7 @@ def step_actions(rng: random.Random) -> list[Any]:
 
 
 def run_steps(replica: Replica, steps: int, warmup: int, fmt: str, quality: int, seed: int,
-              a11y: bool = False, exec_: bool = False) -> dict[str, Any]:
+              a11y: bool = False, exec_: bool = False, screen: tuple[int, int] = SCREEN) -> dict[str, Any]:
     rng = random.Random(seed)
     act_ms, shot_ms, step_ms, sizes, server_ms = [], [], [], [], []
     a11y_ms: list[float] = []
@@ -86,7 +86,7 @@ def run_steps(replica: Replica, steps: int, warmup: int, fmt: str, quality: int,
         replica.act(actions)
         t1 = time.perf_counter()
         r = replica.api.request("GET", "/screenshot", params={"format": fmt, "quality": quality,
-                                                              "max_side": max(SCREEN)})
+                                                              "max_side": max(screen)})
         t2 = time.perf_counter()
         shot_size = (int(r.headers["X-Width"]), int(r.headers["X-Height"]))
         t3 = t4 = time.perf_counter()
@@ -107,7 +107,7 @@ def run_steps(replica: Replica, steps: int, warmup: int, fmt: str, quality: int,
             step_ms.append((t2 - t0) * 1000)
             sizes.append(len(r.content))
             server_ms.append(float(r.headers.get("Server-Timing", "app;dur=nan").split("dur=")[1]))
-        assert shot_size == SCREEN
+        assert shot_size == screen, f"a {shot_size} screenshot from a {screen} screen"
 
     def summary(xs: list[float]) -> dict[str, float]:
         return {"p50": round(percentile(xs, 50), 2), "p95": round(percentile(xs, 95), 2),
@@ -154,7 +154,7 @@ def main() -> None:
         replica.wait_window("bench.txt", focused=True)
         replica.act([], settle=2.0)
         result = run_steps(replica, args.steps, args.warmup, args.format, args.quality, args.seed,
-                           a11y=args.a11y, exec_=args.exec_)
+                           a11y=args.a11y, exec_=args.exec_, screen=screen)
     result.update(tier=args.tier, image=tag, screen=list(screen), idle_memory=memory, transport="unix",
                   cpus=os.cpu_count(), loadavg_1m_before=load_before, loadavg_1m_after=round(os.getloadavg()[0], 2))
     print(json.dumps(result, indent=2))
