@@ -6,10 +6,14 @@ export PREFECT_UI_ENABLED ?= false
 export DO_NOT_TRACK ?= 1
 STAMP := .make/deps.stamp
 
-.PHONY: run test test-apps lint bench images images-apps docker ocr deps reap clean
+.PHONY: run osworld-sample test test-apps lint bench images images-apps docker ocr deps reap clean
 
 run: deps docker images  ## collect datasets/smoke.yaml with the Prefect flow on the embedded defaults, print the report
 	$(PYTHON) -m flows.collect datasets/smoke.yaml
+
+osworld-sample: deps docker images  ## write the sample OSWorld-format task files, collect datasets/osworld-sample.yaml with the flow
+	$(PYTHON) -m osgym tasks sample data/osworld-sample-tasks
+	$(PYTHON) -m flows.collect datasets/osworld-sample.yaml
 
 test: deps docker images images-apps ocr lint  ## ruff and mypy, then the whole pytest suite against real containers, both tiers
 	$(PYTHON) -m pytest

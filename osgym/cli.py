@@ -156,6 +156,21 @@ def tasks_check(
     typer.echo(report.render())  # plain text: long names and reasons are not wrapped
 
 
+@tasks_app.command("sample")
+def tasks_sample(
+    directory: Annotated[Path, typer.Argument(help="where to write examples/<domain>/<id>.json and test_all.json")],
+) -> None:
+    """Write a small folder of OSWorld-format task files that run on the desktop tier, with an index in
+    OSWorld's test_all.json shape: the tasks datasets/osworld-sample.yaml collects."""
+    from osgym.tasks.sample import write_sample
+
+    try:
+        paths = write_sample(directory)
+    except OSError as exc:
+        raise _fail(OSError(f"tasks sample: cannot write {str(directory)!r}: {exc}")) from exc
+    typer.echo(f"{len(paths)} task files under {directory / 'examples'}, index {directory / 'test_all.json'}")
+
+
 @suites_app.command("list")
 def suites_list() -> None:
     """List the built-in suites with their template counts."""
@@ -221,6 +236,8 @@ def collect(
         run = Collection(rec, run_id=run_id)  # unknown suites or tasks fail here, before Docker is touched
     except OsgymError as exc:
         raise _fail(exc) from exc
+    for refusal in run.refused:  # on_refused: skip; under fail, Collection has raised with the list
+        err.print(f"skipped task file {refusal}", markup=False, highlight=False)
     _docker()
     counts = {"ok": 0, "failed": 0, "retried": 0, "ready": 0}
     with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
@@ -260,6 +277,11 @@ def print_run(summary: dict[str, Any], report: bool = True) -> None:
     """Print a collection run's summary line and, with ``report``, its dataset's report."""
     console.print(f"run {summary['run_id']}: {summary['episodes']} episodes written "
                   f"({summary['skipped']} already committed) to {summary['store']}/{summary['dataset']}")
+    refused = summary.get("refused_task_files") or []
+    if refused:
+        console.print(f"{len(refused)} task files refused and skipped (on_refused: skip):", highlight=False)
+        for line in refused:
+            console.print(f"  {line}", highlight=False, markup=False)
     if report:
         _print_report(summary["store"], summary["dataset"])
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -17,12 +17,13 @@ from osgym.agents.policies import Policy, make_policy
 from osgym.collection.recipe import Recipe
 from osgym.episodes.runner import EpisodeLimits, run_episode
 from osgym.episodes.trajectory import EpisodeResult, Trajectory, utcnow
-from osgym.errors import ReplicaError, error_class_of
+from osgym.errors import ConfigError, ReplicaError, error_class_of
 from osgym.replicas import cost
 from osgym.replicas.pool import ReplicaPool
 from osgym.retrying import retrying
 from osgym.tasks.spec import TaskSpec
 from osgym.tasks.suites import expand
+from osgym.tasks.taskdir import LoadedTasks, Refusal, TaskCheck, discover_entries, index_entries, load_entries
 
 
 def episode_id(run_id: str, task_id: str, variant: str, seed: int) -> str:
@@ -48,18 +49,67 @@ class EpisodeJob:
         return episode_id(self.run_id, self.task.id, self.task.variant, self.seed)
 
 
-def plan_jobs(recipe: Recipe, run_id: str) -> list[EpisodeJob]:
-    """Expand a recipe into its episodes: generated task variants, seeds ``recipe.seed + i``.
+def plan_jobs(recipe: Recipe, run_id: str, checks: Sequence[TaskCheck] | None = None) -> list[EpisodeJob]:
+    """Expand a recipe into its episodes: :func:`plan`, less the refused task files."""
+    return plan(recipe, run_id, checks)[0]
 
+
+def plan(recipe: Recipe, run_id: str,
+         checks: Sequence[TaskCheck] | None = None) -> tuple[list[EpisodeJob], list[Refusal]]:
+    """Expand a recipe into its episodes, seeds ``recipe.seed + i``, and the task files it refused.
+
+    For a suite, episode ``i`` runs a generated variant of template ``i % templates``; for a ``task_dir``,
+    task file ``i % files`` of those that load (:func:`plan_task_files`, which ``checks`` go to).
     Deterministic, and a plan for more episodes starts with the plan for fewer,
     so a resumed run keeps its episode ids.
 
     Raises:
-        ConfigError: if the recipe names templates that the suite does not have.
+        ConfigError: if the recipe names templates that the suite does not have, or task files that
+            cannot run (see :func:`plan_task_files`).
         TaskLoadError: if the suite does not exist.
     """
-    tasks = expand(recipe.suite, recipe.tasks, recipe.episodes, recipe.seed)
-    return [EpisodeJob(run_id, t, recipe.seed + i, i) for i, t in enumerate(tasks)]
+    refused: list[Refusal] = []
+    if recipe.task_dir is not None:
+        loaded = plan_task_files(recipe, checks)
+        tasks, refused = [loaded.tasks[i % len(loaded.tasks)] for i in range(recipe.episodes)], loaded.refused
+    else:
+        assert recipe.suite is not None  # the recipe fills in the default suite without a task_dir
+        tasks = expand(recipe.suite, recipe.tasks, recipe.episodes, recipe.seed)
+    return [EpisodeJob(run_id, t, recipe.seed + i, i) for i, t in enumerate(tasks)], refused
+
+
+def task_checks(recipe: Recipe) -> list[TaskCheck]:
+    """The plan-time checks every task file of ``recipe`` must pass (each returns its reasons to refuse).
+
+    None yet beyond loading: this is where the asset cache's ``missing_assets(task, cache)``, bound to the
+    run's cache, joins, so a task whose asset is missing is refused, naming the URL, before any replica starts.
+    """
+    return []
+
+
+def plan_task_files(recipe: Recipe, checks: Sequence[TaskCheck] | None = None) -> LoadedTasks:
+    """Load the task files a recipe's ``task_dir`` (and ``task_index``) names, in plan order.
+
+    Every file is loaded and checked (``checks``, default :func:`task_checks`) now, before any replica
+    starts. With ``on_refused: fail`` one refused file fails the run, naming every refused file and
+    why; with ``skip`` the refused files are left out and returned in ``refused``.
+
+    Raises:
+        ConfigError: a bad index entry or a symlink out of the folder (always); refused files under
+            ``on_refused: fail``; no task file left to run.
+    """
+    assert recipe.task_dir is not None
+    entries = (index_entries(recipe.task_dir, recipe.task_index) if recipe.task_index
+               else discover_entries(recipe.task_dir))
+    loaded = load_entries(entries, task_checks(recipe) if checks is None else checks)
+    where = f"recipe {recipe.name}: task_dir {recipe.task_dir!r}"
+    if loaded.refused and recipe.on_refused == "fail":
+        listed = "\n".join(f"  {r}" for r in loaded.refused)
+        raise ConfigError(f"{where}: {len(loaded.refused)} of {len(entries)} task files refused (add "
+                          f"'on_refused: skip' to run the others):\n{listed}")
+    if not loaded.tasks:
+        raise ConfigError(f"{where}: no task file to run ({len(entries)} found, {len(loaded.refused)} refused)")
+    return loaded
 
 
 @dataclass(frozen=True)
@@ -185,9 +235,12 @@ def new_run_id() -> str:
     return time.strftime("%Y%m%dT%H%M%SZ", time.gmtime()) + "-" + secrets.token_hex(3)
 
 
-def run_config(recipe: Recipe, image: str) -> dict[str, Any]:
-    """What the manifest records about how a run was made."""
-    return {"recipe": recipe.model_dump(mode="json"), "image": image}
+def run_config(recipe: Recipe, image: str, refused: Sequence[Refusal] = ()) -> dict[str, Any]:
+    """What the manifest records about how a run was made, with the task files it skipped (and why)."""
+    out: dict[str, Any] = {"recipe": recipe.model_dump(mode="json"), "image": image}
+    if refused:
+        out["refused_task_files"] = [{"path": r.path, "reason": r.reason} for r in refused]
+    return out
 
 
 def collect_with_retries(collector: Collector, job: EpisodeJob, retries: int,

@@ -110,14 +110,29 @@ class ObservationSpec(_Strict):
 class Recipe(_Strict):
     """A dataset recipe.
 
-    >>> Recipe(name="x", episodes=3).replicas
-    2
+    >>> Recipe(name="x", episodes=3).replicas, Recipe(name="x", episodes=3).suite
+    (2, 'desktop-basics')
+    >>> Recipe(name="x", episodes=3, task_dir="tasks/", suite="desktop-basics")
+    Traceback (most recent call last):
+    ...
+    pydantic_core._pydantic_core.ValidationError: 1 validation error for Recipe
+      Value error, task_dir and suite both name the tasks to run: a recipe takes either a suite ...
     """
 
     name: str = Field(min_length=1, pattern=r"^[A-Za-z0-9_.-]+$")
     dataset: str | None = Field(None, pattern=r"^[A-Za-z0-9_.-]+$")
-    suite: str = "desktop-basics"
+    suite: str | None = None
+    """A built-in suite (default ``desktop-basics``), or none when ``task_dir`` names the tasks."""
     tasks: list[str] | None = None
+    """Only these templates of the suite."""
+    task_dir: str | None = Field(None, min_length=1)
+    """A folder of OSWorld-format task files (``<domain>/<id>.json``) instead of a suite; a relative path
+    is taken from the working directory. Every file under it runs unless ``task_index`` is set."""
+    task_index: str | None = Field(None, min_length=1)
+    """An index in OSWorld's ``test_all.json`` shape, ``{domain: [task id, ...]}``: only these files run."""
+    on_refused: Literal["fail", "skip"] = "fail"
+    """What a task file that does not load (or whose assets are missing) does to the run: ``fail`` it
+    before any replica starts, or ``skip`` the file (the run's summary and manifest list it)."""
     episodes: int = Field(ge=1, le=1_000_000)
     seed: int = 0
     policy: PolicySpec = PolicySpec()
@@ -180,10 +195,27 @@ class Recipe(_Strict):
             raise ValueError(f"expected width 320..7680 and height 240..4320, actual {v[0]}x{v[1]}")
         return v
 
+    @model_validator(mode="before")
+    @classmethod
+    def _source(cls, data: Any) -> Any:
+        if not isinstance(data, Mapping):
+            return data
+        if data.get("task_dir") is None:
+            if data.get("task_index") is not None:
+                raise ValueError("task_index lists files of a task_dir: add task_dir (the folder of task files)")
+            return {**data, "suite": data.get("suite") or "desktop-basics"}
+        both = [k for k in ("suite", "tasks") if data.get(k) is not None]
+        if both:
+            raise ValueError(f"task_dir and {' and '.join(both)} both name the tasks to run: a recipe takes either "
+                             "a suite (with tasks) or a folder of task files (with task_index), not both")
+        return data
+
     @model_validator(mode="after")
     def _suite_tier(self) -> Recipe:
         from osgym.tasks.suites import required_tier
 
+        if self.suite is None:  # task files: the tier is the recipe's say (generated files may target desktop)
+            return self
         # An image named outright is the operator's choice; otherwise a suite that needs a tier's apps
         # would fail every episode's setup (and retry it) on another tier: say so before any replica starts.
         needed = required_tier(self.suite)

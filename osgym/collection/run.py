@@ -31,7 +31,7 @@ from osgym.collection.collector import (
     EpisodeSummary,
     collect_with_retries,
     new_run_id,
-    plan_jobs,
+    plan,
     run_config,
 )
 from osgym.collection.recipe import Recipe, load_recipe
@@ -114,9 +114,10 @@ class Collection:
         on_event: called with each replica lifecycle event, from the pool's threads.
 
     Raises:
-        ConfigError: if the recipe is invalid, names tasks its suite does not have, or asks for a
-            privileged switch (``compat``, ``egress: open``, ``force``) the operator's settings do
-            not allow; before any replica starts.
+        ConfigError: if the recipe is invalid, names tasks its suite does not have, names task files
+            that cannot run (under ``on_refused: fail``; see :func:`~osgym.collection.collector.plan_task_files`),
+            or asks for a privileged switch (``compat``, ``egress: open``, ``force``) the operator's
+            settings do not allow; before any replica starts.
         ValueError: if ``shard`` is not in ``0..shards-1``.
     """
 
@@ -136,7 +137,8 @@ class Collection:
         self.run_id = run_id or new_run_id()
         self.shard = shard
         self.part = part_name(shard, shards)
-        self.jobs = [j for j in plan_jobs(self.recipe, self.run_id) if shard is None or j.index % shards == shard]
+        jobs, self.refused = plan(self.recipe, self.run_id)  # every task file is loaded (or refused) here
+        self.jobs = [j for j in jobs if shard is None or j.index % shards == shard]
         self.on_episode = on_episode
         self.on_event = on_event
         self.counts = Counts()
@@ -188,7 +190,7 @@ class Collection:
         open_backend(rec.store, rec.dataset_name).check()
         image = rec.image or images.ensure_image(rec.tier)
         t0 = time.monotonic()
-        with DatasetWriter(rec.store, rec.dataset_name, self.run_id, run_config=run_config(rec, image),
+        with DatasetWriter(rec.store, rec.dataset_name, self.run_id, run_config=run_config(rec, image, self.refused),
                            part=self.part, shard_max_age_s=rec.shard_max_age_s) as writer:
             committed = writer.committed_episode_ids()
             todo = [j for j in self.jobs if j.episode_id not in committed]
@@ -214,6 +216,7 @@ class Collection:
         n = self.counts.episodes
         return {"run_id": self.run_id, "shard": self.shard, "dataset": rec.dataset_name, "store": rec.store,
                 "image": image, "skipped": self.skipped, **asdict(self.counts),
+                "refused_task_files": [str(r) for r in self.refused],
                 "manifest_episodes": manifest.episodes, "elapsed_s": round(elapsed, 1),
                 "episodes_per_min": round(60 * n / elapsed, 2) if elapsed else None}
 
@@ -230,7 +233,8 @@ def run_collection(recipe: Recipe | dict[str, Any] | str | Path, *, execute: Exe
     ``Collection(recipe, **options).run(execute)``: see :class:`Collection` for the options
     (``run_id``, ``shard``, ``shards``, ``on_episode``, ``on_event``) and the errors. The summary
     holds ``run_id``, ``shard``, ``dataset``, ``store``, ``image``, ``skipped`` (already
-    committed), the :class:`Counts`, ``manifest_episodes``, ``elapsed_s`` and ``episodes_per_min``.
+    committed), the :class:`Counts`, ``refused_task_files`` (skipped under ``on_refused: skip``, each
+    ``path: reason``), ``manifest_episodes``, ``elapsed_s`` and ``episodes_per_min``.
     """
     return Collection(recipe, **options).run(execute)
 

@@ -37,6 +37,7 @@ from osgym.errors import TaskLoadError
 from osgym.tasks import getters, metrics
 from osgym.tasks.offline import BROWSER_STEPS, live_urls, marketplace_extensions
 from osgym.tasks.spec import SETUP_REFUSED, SETUP_TYPES, load_task
+from osgym.tasks.taskdir import task_files
 
 __all__ = ["CheckReport", "check_dir", "refused_names"]
 
@@ -172,10 +173,7 @@ def check_dir(root: Path, *, exclude: frozenset[str] = frozenset()) -> CheckRepo
     if not root.is_dir():
         raise TaskLoadError(f"tasks check: {str(root)!r} is not a directory")
     report = CheckReport()
-    for path in sorted(root.rglob("*.json")):
-        rel = path.relative_to(root)
-        if exclude.intersection(rel.parts):
-            continue
+    for path, rel in task_files(root, exclude):
         try:
             data = json.loads(path.read_text())
         except (OSError, ValueError) as exc:
