@@ -162,6 +162,12 @@ def discover_entries(task_dir: str | Path, exclude: frozenset[str] = frozenset()
     return out
 
 
+def _reason(exc: Exception, path: Path) -> str:
+    # load_task's "task <id> (<path>): <field>: Value error, <why>": the refusal already names the file
+    text = re.sub(rf"^task .*? \({re.escape(str(path))}\): ", "", str(exc), count=1)
+    return text.replace("Value error, ", "")
+
+
 def load_entries(entries: Sequence[TaskEntry], checks: Sequence[TaskCheck] = ()) -> LoadedTasks:
     """Load each entry's file with :func:`~osgym.tasks.spec.load_task`, set its domain, and run ``checks``.
 
@@ -177,7 +183,7 @@ def load_entries(entries: Sequence[TaskEntry], checks: Sequence[TaskCheck] = ())
                 continue
             task = load_task(e.path)
         except (OSError, TaskLoadError) as exc:
-            out.refused.append(Refusal(where, str(exc)))
+            out.refused.append(Refusal(where, _reason(exc, e.path)))
             continue
         if e.indexed and task.id != e.id:
             out.refused.append(Refusal(where, f"its id {task.id!r:.80} is not the id the index lists ({e.id!r})"))
