@@ -35,10 +35,11 @@ from typing import Any
 
 from osgym.errors import TaskLoadError
 from osgym.tasks import getters, metrics
+from osgym.tasks.assets import AssetCache, missing_assets
 from osgym.tasks.offline import BROWSER_STEPS, live_urls, marketplace_extensions
 from osgym.tasks.spec import SETUP_REFUSED, SETUP_TYPES, load_task
 
-__all__ = ["CheckReport", "check_dir", "refused_names"]
+__all__ = ["CheckReport", "check_dir", "refused_names", "task_files"]
 
 
 def _reason(kind: str, name: str) -> str:
@@ -94,6 +95,9 @@ class CheckReport:
         lines += ["", f"loaded: {share(ok)}; every name has a function: {share(ok + live)}, "
                   "with the files refused only for live sites", "", "refused names (task files):"]
         for (kind, name), n in sorted(self.names.items(), key=lambda kv: (-kv[1], kv[0])):
+            if kind == "asset":
+                lines.append(f"{n:>6}  asset not cached: {name}")
+                continue
             lines.append(f"{n:>6}  {kind} {name}  ({_reason(kind, name) if kind != 'invalid' else 'load error'})")
         return "\n".join(lines)
 
@@ -162,20 +166,31 @@ def _loads_with_live_sites(path: Path) -> bool:
     return True
 
 
-def check_dir(root: Path, *, exclude: frozenset[str] = frozenset()) -> CheckReport:
+def task_files(root: Path, *, exclude: frozenset[str] = frozenset(), what: str = "tasks check") -> list[Path]:
+    """Every ``*.json`` under ``root`` (recursively, sorted), less those with a directory or file name in ``exclude``.
+
+    Raises:
+        TaskLoadError: naming ``what``, if ``root`` is not a directory.
+    """
+    if not root.is_dir():
+        raise TaskLoadError(f"{what}: {str(root)!r} is not a directory")
+    return [p for p in sorted(root.rglob("*.json")) if not exclude.intersection(p.relative_to(root).parts)]
+
+
+def check_dir(root: Path, *, exclude: frozenset[str] = frozenset(), cache: AssetCache | None = None) -> CheckReport:
     """Load every ``*.json`` under ``root`` (recursively), less those with a directory or file name in ``exclude``,
     and count what loads and what is refused.
 
+    With ``cache``, a task that loads but names a URL the asset cache lacks is refused too
+    (``asset not cached: <url>``), as the run planner would refuse it.
+
     Raises:
         TaskLoadError: if ``root`` is not a directory.
+        StoreError: if the cache's manifest cannot be read.
     """
-    if not root.is_dir():
-        raise TaskLoadError(f"tasks check: {str(root)!r} is not a directory")
     report = CheckReport()
-    for path in sorted(root.rglob("*.json")):
+    for path in task_files(root, exclude=exclude):
         rel = path.relative_to(root)
-        if exclude.intersection(rel.parts):
-            continue
         try:
             data = json.loads(path.read_text())
         except (OSError, ValueError) as exc:
@@ -186,10 +201,11 @@ def check_dir(root: Path, *, exclude: frozenset[str] = frozenset()) -> CheckRepo
         domain = rel.parent.name if len(rel.parts) > 1 else str(fallback)
         names = refused_names(data)
         try:
-            load_task(path)
+            task = load_task(path)
         except TaskLoadError as exc:
             live = {k for k, _ in names} == {"live site"} and _loads_with_live_sites(path)
             report.add(domain, loaded=False, live=live, refused=names or [("invalid", _short(exc))])
             continue
-        report.add(domain, loaded=True)
+        missing = missing_assets(task, cache) if cache is not None else []
+        report.add(domain, loaded=not missing, refused=[("asset", url) for url in missing])
     return report
