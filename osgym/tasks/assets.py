@@ -131,7 +131,11 @@ def missing_assets(task: TaskSpec, cache: AssetCache | None) -> list[str]:
     """The URLs ``task`` needs that ``cache`` lacks (each once, in task order); without a cache, all of them.
 
     Pure apart from reading the cache's manifest (once per :class:`AssetCache`): the run planner
-    calls it for every task before any replica starts and refuses those with a URL here.
+    calls it for every task before any replica starts and refuses those with a URL here. A URL counts as
+    cached when the manifest lists it (a blob is always written before its entry).
+
+    Raises:
+        StoreError: if the cache's manifest cannot be read.
     """
     needed = list(dict.fromkeys(url for _, url in asset_urls(task)))
     if cache is None:

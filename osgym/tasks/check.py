@@ -5,8 +5,10 @@ has no registered function, all of them counted (loading stops at the first). A 
 a browser step opens live third-party websites is counted apart ("live sites"): every name in it has a
 function, and it loads once its websites are served from a snapshot instead. A file whose names
 are all known but still fails to load (bad options, a host path it may not name) is counted under
-its error. The domain is the name of the task file's directory under DIR (OSWorld's layout,
-``examples/<domain>/<id>.json``), or its ``domain`` field for files directly in DIR.
+its error. With an asset cache (``osgym tasks check DIR --cache C``), a file that loads but names a URL
+the cache lacks is refused too, counted under ``asset not cached: <url>``. The domain is the name of
+the task file's directory under DIR (OSWorld's layout, ``examples/<domain>/<id>.json``), or its
+``domain`` field for files directly in DIR.
 
 >>> report = CheckReport()
 >>> report.add("chrome", loaded=False, refused=[("getter", "googledrive_file")])

@@ -20,11 +20,13 @@ from typer.testing import CliRunner
 
 from osgym.cli import app
 from osgym.errors import EvaluatorError, SetupError
+from osgym.replicas.client import Replica
 from osgym.tasks import getters
 from osgym.tasks.asset_fetch import fetch_assets
 from osgym.tasks.assets import AssetCache, missing_assets
 from osgym.tasks.files import read_task_file
 from osgym.tasks.getters import Context
+from osgym.tasks.setup import run_setup
 from osgym.tasks.spec import load_task
 from tests.store.store_support import ACCESS_KEY, BUCKET, SECRET_KEY, SeaweedS3, running_seaweed
 
@@ -110,7 +112,7 @@ def _task(tid: str, config: list[dict[str, Any]], result: dict[str, Any] | None 
                                                                           "sheet_idx1": "EI0"}]},
                           "result": result or {"type": "vm_file", "path": "/home/user/a.xlsx",
                                                                         "dest": "a.xlsx"},
-                          "expected": {"type": "cloud_file", "path": "", "dest": "gold.xlsx"}}}
+                          "expected": {"type": "cloud_file", "path": "gold.xlsx", "dest": "gold.xlsx"}}}
 
 
 def _tasks(root: Path, srv: Assets, *extra: str) -> dict[str, dict[str, Any]]:
@@ -275,3 +277,20 @@ def test_fetch_assets_into_s3_then_read_back_at_run_time(tmp_path: Path, server:
     assert read_task_file(server.url("/b.docx"), where=where, error=SetupError) == DOCX
     with pytest.raises(SetupError, match=r"'http://127\.0\.0\.1:\d+/missing\.xlsx' is not in the asset cache s3://"):
         read_task_file(server.url("/missing.xlsx"), where=where, error=SetupError)
+
+
+@pytest.mark.docker
+def test_setup_steps_put_the_cached_bytes_into_an_offline_replica(tmp_path: Path, server: Assets, replica: Replica,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    tasks = _tasks(tmp_path / "tasks", server)
+    assert _fetch(tmp_path / "tasks", str(tmp_path / "cache")).exit_code == 0
+    server.shutdown()
+    monkeypatch.setenv("OSGYM_ASSET_CACHE", str(tmp_path / "cache"))
+    t2 = load_task(tasks["multi_apps/t2.json"])
+    run_setup(replica, t2.config, task_id=t2.id)  # download, then upload_file through a redirect's copy
+    assert replica.read_file("/home/user/a.xlsx") == XLSX and replica.read_file("/home/user/c.png") == PNG
+    gone = load_task(_task("t4", [{"type": "download", "parameters": {"files": [
+        {"url": server.url("/not-cached.docx"), "path": "/home/user/n.docx"}]}}]))
+    with pytest.raises(SetupError, match=re.escape(f"task t4: config[0].parameters.files[0].url: "
+                                                   f"'{server.url('/not-cached.docx')}' is not in the asset cache")):
+        run_setup(replica, gone.config, task_id=gone.id)
