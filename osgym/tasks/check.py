@@ -6,9 +6,9 @@ a browser step opens live third-party websites is counted apart ("live sites"): 
 function, and it loads once its websites are served from a snapshot instead. A file whose names
 are all known but still fails to load (bad options, a host path it may not name) is counted under
 its error. With an asset cache (``osgym tasks check DIR --cache C``), a file that loads but names a URL
-the cache lacks is refused too, counted under ``asset not cached: <url>``. The domain is the name of
-the task file's directory under DIR (OSWorld's layout, ``examples/<domain>/<id>.json``), or its
-``domain`` field for files directly in DIR.
+the cache lacks is counted apart ("uncached"), each such URL listed as ``asset not cached: <url>``.
+The domain is the name of the task file's directory under DIR (OSWorld's layout,
+``examples/<domain>/<id>.json``), or its ``domain`` field for files directly in DIR.
 
 >>> report = CheckReport()
 >>> report.add("chrome", loaded=False, refused=[("getter", "googledrive_file")])
@@ -68,34 +68,42 @@ class CheckReport:
     live: Counter[str] = field(default_factory=Counter)
     refused: Counter[str] = field(default_factory=Counter)
     names: Counter[tuple[str, str]] = field(default_factory=Counter)
+    uncached: Counter[str] = field(default_factory=Counter)
+    with_cache: bool = False
+    """Checked against an asset cache: the table gets an ``uncached`` column (files that load but name a URL
+    the cache lacks)."""
 
-    def add(self, domain: str, *, loaded: bool, live: bool = False,
+    def add(self, domain: str, *, loaded: bool, live: bool = False, uncached: bool = False,
             refused: list[tuple[str, str]] | None = None) -> None:
-        """Count one task file of ``domain``: loaded, refused only for live sites (``live``), or refused;
-        ``refused``: its (kind, name) pairs, each counted once."""
-        (self.loaded if loaded else self.live if live else self.refused)[domain] += 1
+        """Count one task file of ``domain``: loaded, refused only for live sites (``live``) or for assets the
+        cache lacks (``uncached``), or refused; ``refused``: its (kind, name) pairs, each counted once."""
+        (self.loaded if loaded else self.live if live else self.uncached if uncached else self.refused)[domain] += 1
         self.names.update(set(refused or []))
 
     @property
     def total(self) -> int:
-        return sum(self.loaded.values()) + sum(self.live.values()) + sum(self.refused.values())
+        return sum(sum(c.values()) for c in (self.loaded, self.uncached, self.live, self.refused))
 
     def render(self) -> str:
         """A plain-text table per domain, the two coverage figures, then the refused names, most used first."""
-        domains = sorted(set(self.loaded) | set(self.live) | set(self.refused))
+        domains = sorted(set(self.loaded) | set(self.uncached) | set(self.live) | set(self.refused))
         width = max([len("domain"), len("total"), *map(len, domains)])
-        lines = [f"{'domain':<{width}}  loaded  live sites  refused  total"]
+        cached = "  uncached" if self.with_cache else ""
+        lines = [f"{'domain':<{width}}  loaded{cached}  live sites  refused  total"]
         for d in [*domains, "total"]:
-            counts = (self.loaded, self.live, self.refused)
-            ok, live, bad = ((sum(c.values()) if d == "total" else c[d]) for c in counts)
-            lines.append(f"{d:<{width}}  {ok:>6}  {live:>10}  {bad:>7}  {ok + live + bad:>5}")
-        ok, live, total = sum(self.loaded.values()), sum(self.live.values()), self.total
+            counts = (self.loaded, self.uncached, self.live, self.refused)
+            ok, unc, live, bad = ((sum(c.values()) if d == "total" else c[d]) for c in counts)
+            column = f"  {unc:>8}" if self.with_cache else ""
+            lines.append(f"{d:<{width}}  {ok:>6}{column}  {live:>10}  {bad:>7}  {ok + unc + live + bad:>5}")
+        ok, unc, live = (sum(c.values()) for c in (self.loaded, self.uncached, self.live))
+        total = self.total
 
         def share(n: int) -> str:
             return f"{n} of {total} ({100 * n / total:.1f} %)" if total else f"{n} of 0"
 
-        lines += ["", f"loaded: {share(ok)}; every name has a function: {share(ok + live)}, "
-                  "with the files refused only for live sites", "", "refused names (task files):"]
+        also = " or for uncached assets" if self.with_cache else ""
+        lines += ["", f"loaded: {share(ok)}; every name has a function: {share(ok + unc + live)}, "
+                  f"with the files refused only for live sites{also}", "", "refused names (task files):"]
         for (kind, name), n in sorted(self.names.items(), key=lambda kv: (-kv[1], kv[0])):
             if kind == "asset":
                 lines.append(f"{n:>6}  asset not cached: {name}")
@@ -190,7 +198,7 @@ def check_dir(root: Path, *, exclude: frozenset[str] = frozenset(), cache: Asset
         TaskLoadError: if ``root`` is not a directory.
         StoreError: if the cache's manifest cannot be read.
     """
-    report = CheckReport()
+    report = CheckReport(with_cache=cache is not None)
     for path in task_files(root, exclude=exclude):
         rel = path.relative_to(root)
         try:
@@ -209,5 +217,5 @@ def check_dir(root: Path, *, exclude: frozenset[str] = frozenset(), cache: Asset
             report.add(domain, loaded=False, live=live, refused=names or [("invalid", _short(exc))])
             continue
         missing = missing_assets(task, cache) if cache is not None else []
-        report.add(domain, loaded=not missing, refused=[("asset", url) for url in missing])
+        report.add(domain, loaded=not missing, uncached=bool(missing), refused=[("asset", url) for url in missing])
     return report

@@ -247,11 +247,15 @@ def test_missing_assets_and_tasks_check_refuse_a_task_naming_the_url(tmp_path: P
     result = CliRunner().invoke(app, ["tasks", "check", str(tmp_path / "tasks"), "--exclude", "Windows",
                                       "--cache", str(tmp_path / "cache")])
     assert result.exit_code == 0, result.output
-    rows = {line.split()[0]: line.split()[1:] for line in result.output.splitlines()[1:4]}
-    assert rows["calc"] == ["1", "0", "0", "1"] and rows["multi_apps"] == ["0", "0", "1", "1"]
+    lines = result.output.splitlines()
+    assert lines[0].split() == ["domain", "loaded", "uncached", "live", "sites", "refused", "total"]
+    rows = {line.split()[0]: line.split()[1:] for line in lines[1:4]}
+    assert rows["calc"] == ["1", "0", "0", "0", "1"] and rows["multi_apps"] == ["0", "1", "0", "0", "1"]
+    assert ("loaded: 1 of 2 (50.0 %); every name has a function: 2 of 2 (100.0 %), with the files refused only for "
+            "live sites or for uncached assets") in result.output
     assert f"     1  asset not cached: {server.url('/moved')}" in result.output
     plain = CliRunner().invoke(app, ["tasks", "check", str(tmp_path / "tasks"), "--exclude", "Windows"])
-    assert "asset not cached" not in plain.output  # without --cache the check is what it was
+    assert "asset not cached" not in plain.output and "uncached" not in plain.output  # as it was without --cache
 
 
 def test_fetch_assets_into_s3_then_read_back_at_run_time(tmp_path: Path, server: Assets, seaweed: SeaweedS3,
