@@ -134,6 +134,23 @@ def _check_host(url: httpx.URL) -> None:
                               "untrusted; pass --allow-private-hosts to fetch from such hosts)")
 
 
+_DRIVE_HOSTS = frozenset({"drive.google.com", "drive.usercontent.google.com", "docs.google.com"})
+
+
+def drive_page(final_url: str, content_type: str) -> bool:
+    """True when Google Drive answered a web page instead of the file (a virus-scan or quota warning):
+    caching it would hand the task an HTML page under the file's name.
+
+    >>> drive_page("https://drive.usercontent.google.com/download?id=x", "text/html")
+    True
+    >>> drive_page("https://drive.usercontent.google.com/download?id=x", "application/octet-stream")
+    False
+    >>> drive_page("https://example.org/page.html", "text/html")
+    False
+    """
+    return urlparse(final_url).hostname in _DRIVE_HOSTS and content_type == "text/html"
+
+
 def _download(client: httpx.Client, url: str, max_bytes: int) -> tuple[bytes, str]:
     try:
         with client.stream("GET", url) as resp:
@@ -150,7 +167,10 @@ def _download(client: httpx.Client, url: str, max_bytes: int) -> tuple[bytes, st
                 if size > max_bytes:
                     raise FetchFailed(f"more than the size cap of {_human(max_bytes)} (raise it with --max-mib)")
                 chunks.append(chunk)
-            ctype = resp.headers.get("Content-Type", "application/octet-stream").split(";")[0].strip()
+            ctype = resp.headers.get("Content-Type", "application/octet-stream").split(";")[0].strip().lower()
+            if drive_page(str(resp.url), ctype):
+                raise FetchFailed("Google Drive answered a web page, not the file (a quota or virus-scan warning); "
+                                  "try again later")
             return b"".join(chunks), ctype or "application/octet-stream"
     except httpx.TooManyRedirects as exc:
         raise FetchFailed(f"too many redirects: {exc}") from exc
