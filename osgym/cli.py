@@ -16,7 +16,8 @@ app = typer.Typer(help="osgym: desktop replicas, agent episodes, Parquet dataset
 images_app = typer.Typer(help="Build and inspect replica images.", no_args_is_help=True)
 pool_app = typer.Typer(help="Inspect and clean up replica pools.", no_args_is_help=True)
 suites_app = typer.Typer(help="Describe the built-in task suites.", no_args_is_help=True)
-tasks_app = typer.Typer(help="Check task files (OSWorld's JSON) against what osgym supports.", no_args_is_help=True)
+tasks_app = typer.Typer(help="Check task files (OSWorld's JSON) against what osgym supports; stage their assets.",
+                        no_args_is_help=True)
 app.add_typer(images_app, name="images")
 app.add_typer(tasks_app, name="tasks")
 app.add_typer(pool_app, name="pool")
@@ -138,19 +139,26 @@ def pool_plan(
                   f"${f.usd_per_replica_day:.4f} per replica-day, ${f.usd_per_day:,.2f} per day", highlight=False)
 
 
+_EXCLUDE_HELP = "skip task files under a directory, or files, of this name (repeatable), e.g. Windows"
+
+
 @tasks_app.command("check")
 def tasks_check(
     directory: Annotated[Path, typer.Argument(help="a directory of task JSON files (searched recursively)")],
-    exclude: Annotated[list[str] | None, typer.Option(
-        help="skip task files under a directory, or files, of this name (repeatable), e.g. Windows")] = None,
+    exclude: Annotated[list[str] | None, typer.Option(help=_EXCLUDE_HELP)] = None,
+    cache: Annotated[str | None, typer.Option(
+        help="an asset cache (directory or s3://bucket/prefix): refuse tasks that name a URL it lacks")] = None,
 ) -> None:
     """Load every task file under DIRECTORY: per-domain counts of loaded files, files refused only for the live
     websites they open, and refused files; then every refused setup type, metric and getter with the number of
-    files that use it (exit code 0)."""
+    files that use it (exit code 0). With --cache, a task naming a URL the cache lacks is refused
+    ("asset not cached: <url>")."""
+    from osgym.tasks.assets import AssetCache
     from osgym.tasks.check import check_dir
 
     try:
-        report = check_dir(directory, exclude=frozenset(exclude or []))
+        report = check_dir(directory, exclude=frozenset(exclude or []),
+                           cache=AssetCache(cache) if cache is not None else None)
     except OsgymError as exc:
         raise _fail(exc) from exc
     typer.echo(report.render())  # plain text: long names and reasons are not wrapped
@@ -169,6 +177,46 @@ def tasks_sample(
     except OSError as exc:
         raise _fail(OSError(f"tasks sample: cannot write {str(directory)!r}: {exc}")) from exc
     typer.echo(f"{len(paths)} task files under {directory / 'examples'}, index {directory / 'test_all.json'}")
+
+
+@tasks_app.command("fetch-assets")
+def tasks_fetch_assets(
+    directory: Annotated[Path, typer.Argument(help="a directory of task JSON files (searched recursively)")],
+    cache: Annotated[str, typer.Option(help="the asset cache to fill: a directory or s3://bucket/prefix")],
+    exclude: Annotated[list[str] | None, typer.Option(help=_EXCLUDE_HELP)] = None,
+    max_mib: Annotated[int, typer.Option(min=1, help="largest file to fetch, in MiB")] = 512,
+    timeout: Annotated[float, typer.Option(min=1, help="seconds without progress before a download fails")] = 60,
+    attempts: Annotated[int, typer.Option(min=1, help="tries per URL on timeouts, dropped connections, 5xx")] = 4,
+    allow_private_hosts: Annotated[bool, typer.Option(
+        help="also fetch from hosts on loopback or private addresses (refused by default: task files are "
+             "untrusted)")] = False,
+) -> None:
+    """Download every http(s) URL the task files under DIRECTORY fetch at setup or evaluation (download,
+    upload_file, cloud_file) into the asset cache, once each, stored by sha256 with a URL manifest. URLs already
+    cached are skipped. Prints a summary; exit code 1 if any URL failed. Run it where there is a network; set
+    OSGYM_ASSET_CACHE to the same cache for runs."""
+    from osgym.tasks.asset_fetch import FetchResult, fetch_assets
+    from osgym.tasks.assets import AssetCache
+
+    with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                  TextColumn("{task.fields[detail]}"), TimeElapsedColumn(), console=err) as progress:
+        bar = progress.add_task("fetch-assets", total=None, detail="")
+
+        def on_result(r: FetchResult) -> None:
+            if r.status == "failed":
+                progress.console.print(f"[red]failed[/red] {r.url}: {r.reason}", markup=True, highlight=False)
+            progress.update(bar, advance=1, detail=f"{r.status} {r.url[-60:]}")
+
+        try:
+            report = fetch_assets(directory, AssetCache(cache), exclude=frozenset(exclude or []),
+                                  max_bytes=max_mib * 2**20, timeout_s=timeout, attempts=attempts,
+                                  allow_private_hosts=allow_private_hosts,
+                                  on_start=lambda n: progress.update(bar, total=n), on_result=on_result)
+        except OsgymError as exc:
+            raise _fail(exc) from exc
+    typer.echo(report.render())
+    if not report.ok:
+        raise typer.Exit(1)
 
 
 @suites_app.command("list")

@@ -97,6 +97,9 @@ class Settings(BaseSettings):
     host_name: str = Field("local", description="this worker's name in pool events and episode rows")
     task_files_dir: Path | None = Field(None, description="the one directory task files may read local files from "
                                                           "(download, upload_file, cloud_file); unset: none")
+    asset_cache: str | None = Field(None, description="the offline asset cache task files' http(s) URLs are read "
+                                                      "from (a directory or s3://bucket/prefix, filled by osgym tasks "
+                                                      "fetch-assets); unset: remote URLs are refused")
     replica_disk_mib: int | None = Field(None, gt=0, description="size of each replica's writable layer (Docker "
                                          "storage_opt; overlay2 on xfs with pquota, btrfs or zfs only)")
     openai_api_key: SecretStr | None = Field(None, validation_alias="OPENAI_API_KEY",

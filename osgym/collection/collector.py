@@ -21,6 +21,7 @@ from osgym.errors import ConfigError, ReplicaError, error_class_of
 from osgym.replicas import cost
 from osgym.replicas.pool import ReplicaPool
 from osgym.retrying import retrying
+from osgym.tasks.assets import cache_from_settings, missing_assets
 from osgym.tasks.spec import TaskSpec
 from osgym.tasks.suites import expand
 from osgym.tasks.taskdir import LoadedTasks, Refusal, TaskCheck, discover_entries, index_entries, load_entries
@@ -81,10 +82,19 @@ def plan(recipe: Recipe, run_id: str,
 def task_checks(recipe: Recipe) -> list[TaskCheck]:
     """The plan-time checks every task file of ``recipe`` must pass (each returns its reasons to refuse).
 
-    None yet beyond loading: this is where the asset cache's ``missing_assets(task, cache)``, bound to the
-    run's cache, joins, so a task whose asset is missing is refused, naming the URL, before any replica starts.
+    Beyond loading: every http(s) URL a task's setup or getters fetch must be in the operator's asset
+    cache (``OSGYM_ASSET_CACHE``), since replicas and run time are offline; a task that names one the
+    cache lacks is refused, naming the URL, before any replica starts.
+
+    Raises:
+        ConfigError: if ``OSGYM_ASSET_CACHE`` is not a directory or an ``s3://`` URI.
     """
-    return []
+    cache = cache_from_settings()
+
+    def cached_assets(task: TaskSpec) -> list[str]:
+        return [f"asset not cached: {url}" for url in missing_assets(task, cache)]
+
+    return [cached_assets]
 
 
 def plan_task_files(recipe: Recipe, checks: Sequence[TaskCheck] | None = None) -> LoadedTasks:

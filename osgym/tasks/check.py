@@ -5,7 +5,9 @@ has no registered function, all of them counted (loading stops at the first). A 
 a browser step opens live third-party websites is counted apart ("live sites"): every name in it has a
 function, and it loads once its websites are served from a snapshot instead. A file whose names
 are all known but still fails to load (bad options, a host path it may not name) is counted under
-its error. The domain is the name of the task file's directory under DIR (OSWorld's layout,
+its error. With an asset cache (``osgym tasks check DIR --cache C``), a file that loads but names a URL
+the cache lacks is counted apart ("uncached"), each such URL listed as ``asset not cached: <url>``.
+The domain is the name of the task file's directory under DIR (OSWorld's layout,
 ``examples/<domain>/<id>.json``), or its ``domain`` field for files directly in DIR.
 
 >>> report = CheckReport()
@@ -35,6 +37,7 @@ from typing import Any
 
 from osgym.errors import TaskLoadError
 from osgym.tasks import getters, metrics
+from osgym.tasks.assets import AssetCache, missing_assets
 from osgym.tasks.offline import BROWSER_STEPS, live_urls, marketplace_extensions
 from osgym.tasks.spec import SETUP_REFUSED, SETUP_TYPES, load_task
 from osgym.tasks.taskdir import task_files
@@ -66,35 +69,46 @@ class CheckReport:
     live: Counter[str] = field(default_factory=Counter)
     refused: Counter[str] = field(default_factory=Counter)
     names: Counter[tuple[str, str]] = field(default_factory=Counter)
+    uncached: Counter[str] = field(default_factory=Counter)
+    with_cache: bool = False
+    """Checked against an asset cache: the table gets an ``uncached`` column (files that load but name a URL
+    the cache lacks)."""
 
-    def add(self, domain: str, *, loaded: bool, live: bool = False,
+    def add(self, domain: str, *, loaded: bool, live: bool = False, uncached: bool = False,
             refused: list[tuple[str, str]] | None = None) -> None:
-        """Count one task file of ``domain``: loaded, refused only for live sites (``live``), or refused;
-        ``refused``: its (kind, name) pairs, each counted once."""
-        (self.loaded if loaded else self.live if live else self.refused)[domain] += 1
+        """Count one task file of ``domain``: loaded, refused only for live sites (``live``) or for assets the
+        cache lacks (``uncached``), or refused; ``refused``: its (kind, name) pairs, each counted once."""
+        (self.loaded if loaded else self.live if live else self.uncached if uncached else self.refused)[domain] += 1
         self.names.update(set(refused or []))
 
     @property
     def total(self) -> int:
-        return sum(self.loaded.values()) + sum(self.live.values()) + sum(self.refused.values())
+        return sum(sum(c.values()) for c in (self.loaded, self.uncached, self.live, self.refused))
 
     def render(self) -> str:
         """A plain-text table per domain, the two coverage figures, then the refused names, most used first."""
-        domains = sorted(set(self.loaded) | set(self.live) | set(self.refused))
+        domains = sorted(set(self.loaded) | set(self.uncached) | set(self.live) | set(self.refused))
         width = max([len("domain"), len("total"), *map(len, domains)])
-        lines = [f"{'domain':<{width}}  loaded  live sites  refused  total"]
+        cached = "  uncached" if self.with_cache else ""
+        lines = [f"{'domain':<{width}}  loaded{cached}  live sites  refused  total"]
         for d in [*domains, "total"]:
-            counts = (self.loaded, self.live, self.refused)
-            ok, live, bad = ((sum(c.values()) if d == "total" else c[d]) for c in counts)
-            lines.append(f"{d:<{width}}  {ok:>6}  {live:>10}  {bad:>7}  {ok + live + bad:>5}")
-        ok, live, total = sum(self.loaded.values()), sum(self.live.values()), self.total
+            counts = (self.loaded, self.uncached, self.live, self.refused)
+            ok, unc, live, bad = ((sum(c.values()) if d == "total" else c[d]) for c in counts)
+            column = f"  {unc:>8}" if self.with_cache else ""
+            lines.append(f"{d:<{width}}  {ok:>6}{column}  {live:>10}  {bad:>7}  {ok + unc + live + bad:>5}")
+        ok, unc, live = (sum(c.values()) for c in (self.loaded, self.uncached, self.live))
+        total = self.total
 
         def share(n: int) -> str:
             return f"{n} of {total} ({100 * n / total:.1f} %)" if total else f"{n} of 0"
 
-        lines += ["", f"loaded: {share(ok)}; every name has a function: {share(ok + live)}, "
-                  "with the files refused only for live sites", "", "refused names (task files):"]
+        also = " or for uncached assets" if self.with_cache else ""
+        lines += ["", f"loaded: {share(ok)}; every name has a function: {share(ok + unc + live)}, "
+                  f"with the files refused only for live sites{also}", "", "refused names (task files):"]
         for (kind, name), n in sorted(self.names.items(), key=lambda kv: (-kv[1], kv[0])):
+            if kind == "asset":
+                lines.append(f"{n:>6}  asset not cached: {name}")
+                continue
             lines.append(f"{n:>6}  {kind} {name}  ({_reason(kind, name) if kind != 'invalid' else 'load error'})")
         return "\n".join(lines)
 
@@ -163,16 +177,20 @@ def _loads_with_live_sites(path: Path) -> bool:
     return True
 
 
-def check_dir(root: Path, *, exclude: frozenset[str] = frozenset()) -> CheckReport:
+def check_dir(root: Path, *, exclude: frozenset[str] = frozenset(), cache: AssetCache | None = None) -> CheckReport:
     """Load every ``*.json`` under ``root`` (recursively), less those with a directory or file name in ``exclude``,
     and count what loads and what is refused.
 
+    With ``cache``, a task that loads but names a URL the asset cache lacks is refused too
+    (``asset not cached: <url>``), as the run planner would refuse it.
+
     Raises:
         TaskLoadError: if ``root`` is not a directory.
+        StoreError: if the cache's manifest cannot be read.
     """
     if not root.is_dir():
         raise TaskLoadError(f"tasks check: {str(root)!r} is not a directory")
-    report = CheckReport()
+    report = CheckReport(with_cache=cache is not None)
     for path, rel in task_files(root, exclude):
         try:
             data = json.loads(path.read_text())
@@ -184,10 +202,11 @@ def check_dir(root: Path, *, exclude: frozenset[str] = frozenset()) -> CheckRepo
         domain = rel.parent.name if len(rel.parts) > 1 else str(fallback)
         names = refused_names(data)
         try:
-            load_task(path)
+            task = load_task(path)
         except TaskLoadError as exc:
             live = {k for k, _ in names} == {"live site"} and _loads_with_live_sites(path)
             report.add(domain, loaded=False, live=live, refused=names or [("invalid", _short(exc))])
             continue
-        report.add(domain, loaded=True)
+        missing = missing_assets(task, cache) if cache is not None else []
+        report.add(domain, loaded=not missing, uncached=bool(missing), refused=[("asset", url) for url in missing])
     return report

@@ -18,8 +18,10 @@ names the task and the field:
   ``O_NOFOLLOW`` and must be a regular file, and the file actually opened is checked again to lie
   inside the directory (a symlink swapped in between the check and the open is caught).
 
-Remote ``http(s)`` URLs are refused as before: replicas are offline and osgym keeps no asset
-cache yet. Nothing a task file names reaches the replica or the host's disk before these checks.
+Remote ``http(s)`` URLs are never fetched at run time (replicas are offline): they are read from the
+operator's asset cache, ``OSGYM_ASSET_CACHE``, which ``osgym tasks fetch-assets`` fills beforehand
+(:mod:`osgym.tasks.assets`); a URL it lacks is refused, naming the task, the field and the URL.
+Nothing a task file names reaches the replica or the host's disk before these checks.
 
 >>> check_relative_name("result.txt", where="task t: evaluator.result.dest")
 ('result.txt',)
@@ -41,6 +43,7 @@ from urllib.parse import unquote, urlparse
 
 from osgym.errors import TaskError, TaskLoadError
 from osgym.settings import settings
+from osgym.tasks.assets import read_asset
 
 __all__ = ["LOCAL_SCHEMES", "REMOTE_SCHEMES", "Scratch", "check_relative_name", "check_source", "read_task_file"]
 
@@ -117,24 +120,24 @@ def _inside(root: str, path: str) -> bool:
 
 
 def read_task_file(source: str, *, where: str, error: type[TaskError], root: Path | None = None) -> bytes:
-    """The bytes of a local file a task names, if it lies under the operator's task-files directory.
+    """The bytes of a file a task names: a local file under the operator's task-files directory, or an
+    http(s) URL's copy in the asset cache (:func:`osgym.tasks.assets.read_asset`; never the network).
 
     Args:
-        source: a path (relative ones are taken from the directory) or a ``file://`` URL.
+        source: a path (relative ones are taken from the directory), a ``file://`` URL or an http(s) URL.
         where: ``"task <id>: <field>"``, for the error message.
         error: the error class to raise (:class:`~osgym.errors.SetupError` in setup,
             :class:`~osgym.errors.EvaluatorError` in a getter).
         root: the directory local files may come from; default ``OSGYM_TASK_FILES_DIR`` (unset: none).
 
     Raises:
-        TaskError: ``error``, naming ``where``, when the source is remote, local files are not
-            allowed, the path leaves the directory (itself or through a symlink), or it is not a
-            readable regular file.
+        TaskError: ``error``, naming ``where``, when a remote URL is not in the asset cache (or no cache
+            is set), local files are not allowed, the path leaves the directory (itself or through a
+            symlink), or it is not a readable regular file.
     """
     scheme = check_source(source, where=where, error=error)
     if scheme in REMOTE_SCHEMES:
-        raise error(f"{where}: remote URLs cannot be fetched here (replicas are offline and there is no asset "
-                    f"cache yet), actual {source!r:.200}")
+        return read_asset(source, where=where, error=error)
     root = root if root is not None else settings().task_files_dir
     if root is None:
         raise error(f"{where}: local files are not allowed: the operator has not set {_TASK_FILES_VAR} "

@@ -51,8 +51,8 @@ def run_step(replica: Replica, step: SetupStep, *, where: str = "config step", s
     """Run one setup step.
 
     ``download`` and ``upload_file`` read their sources on the host through
-    :func:`osgym.tasks.files.read_task_file`: only files under ``OSGYM_TASK_FILES_DIR``, never a
-    remote URL, and nothing else reaches the replica.
+    :func:`osgym.tasks.files.read_task_file`: only files under ``OSGYM_TASK_FILES_DIR``, and remote
+    URLs from the asset cache (``OSGYM_ASSET_CACHE``), never the network; nothing else reaches the replica.
 
     Args:
         where: the step in its task (``"task <id>: config[2]"``), for error messages.

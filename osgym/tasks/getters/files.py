@@ -184,10 +184,11 @@ class CloudFileOptions(FilesOptions):
 
 @getter("cloud_file", CloudFileOptions)
 def cloud_file(ctx: Context, o: CloudFileOptions, where: str) -> Any:
-    """Files from the operator's task-files directory (``OSGYM_TASK_FILES_DIR``) into the scratch directory.
+    """Files from the operator's task-files directory (``OSGYM_TASK_FILES_DIR``), or http(s) URLs' copies in
+    the asset cache (``OSGYM_ASSET_CACHE``), into the scratch directory.
 
     Raises:
-        EvaluatorError: if a source is remote, outside the directory, or unreadable.
+        EvaluatorError: if a source is outside the directory, unreadable, or a URL the cache lacks.
     """
     out = []
     for p, d in o.pairs():
