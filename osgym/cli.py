@@ -148,6 +148,8 @@ def tasks_check(
     exclude: Annotated[list[str] | None, typer.Option(help=_EXCLUDE_HELP)] = None,
     cache: Annotated[str | None, typer.Option(
         help="an asset cache (directory or s3://bucket/prefix): refuse tasks that name a URL it lacks")] = None,
+    live_files: Annotated[bool, typer.Option(
+        "--live-files", help="also list each file refused only for live sites, with the sites it opens")] = False,
 ) -> None:
     """Load every task file under DIRECTORY: per-domain counts of loaded files, files refused only for the live
     websites they open, and refused files; then every refused setup type, metric and getter with the number of
@@ -161,7 +163,7 @@ def tasks_check(
                            cache=AssetCache(cache) if cache is not None else None)
     except OsgymError as exc:
         raise _fail(exc) from exc
-    typer.echo(report.render())  # plain text: long names and reasons are not wrapped
+    typer.echo(report.render(live_files=live_files))  # plain text: long names and reasons are not wrapped
 
 
 @tasks_app.command("sample")

@@ -34,6 +34,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlparse
 
 from osgym.errors import TaskLoadError
 from osgym.tasks import getters, metrics
@@ -42,7 +43,7 @@ from osgym.tasks.offline import BROWSER_STEPS, live_urls, marketplace_extensions
 from osgym.tasks.spec import SETUP_REFUSED, SETUP_TYPES, load_task
 from osgym.tasks.taskdir import task_files
 
-__all__ = ["CheckReport", "check_dir", "refused_names"]
+__all__ = ["CheckReport", "check_dir", "live_sites", "refused_names"]
 
 
 def _reason(kind: str, name: str) -> str:
@@ -70,6 +71,8 @@ class CheckReport:
     refused: Counter[str] = field(default_factory=Counter)
     names: Counter[tuple[str, str]] = field(default_factory=Counter)
     uncached: Counter[str] = field(default_factory=Counter)
+    live_files: list[tuple[str, str]] = field(default_factory=list)
+    """The files refused only for live sites: (path relative to the folder, what they reach)."""
     with_cache: bool = False
     """Checked against an asset cache: the table gets an ``uncached`` column (files that load but name a URL
     the cache lacks)."""
@@ -85,8 +88,9 @@ class CheckReport:
     def total(self) -> int:
         return sum(sum(c.values()) for c in (self.loaded, self.uncached, self.live, self.refused))
 
-    def render(self) -> str:
-        """A plain-text table per domain, the two coverage figures, then the refused names, most used first."""
+    def render(self, *, live_files: bool = False) -> str:
+        """A plain-text table per domain, the two coverage figures, then the refused names, most used first;
+        with ``live_files``, then each file refused only for live sites and the sites it opens."""
         domains = sorted(set(self.loaded) | set(self.uncached) | set(self.live) | set(self.refused))
         width = max([len("domain"), len("total"), *map(len, domains)])
         cached = "  uncached" if self.with_cache else ""
@@ -110,6 +114,10 @@ class CheckReport:
                 lines.append(f"{n:>6}  asset not cached: {name}")
                 continue
             lines.append(f"{n:>6}  {kind} {name}  ({_reason(kind, name) if kind != 'invalid' else 'load error'})")
+        if live_files:
+            lines += ["", "task files refused only for live sites (replicas are offline; no snapshot of these sites "
+                      "is served):"]
+            lines += [f"  {path}  {sites}" for path, sites in sorted(self.live_files)]
         return "\n".join(lines)
 
 
@@ -162,6 +170,28 @@ def refused_names(data: Any) -> list[tuple[str, str]]:
     return list(dict.fromkeys(out))
 
 
+def live_sites(data: Any) -> str:
+    """What a task file reaches outside the replica: the hosts its browser steps open, and the VS Code
+    marketplace if it installs an extension from there.
+
+    >>> live_sites({"config": [{"type": "chrome_open_tabs", "parameters": {"urls_to_open": [
+    ...     "https://www.example.org/a", "https://shop.example/", "https://www.example.org/b"]}}]})
+    'www.example.org, shop.example'
+    """
+    if not isinstance(data, dict):
+        return ""
+    ev = data.get("evaluator")
+    steps = [*(data.get("config") or []), *((ev.get("postconfig") or []) if isinstance(ev, dict) else [])]
+    hosts: list[str] = []
+    for s in steps:
+        if isinstance(s, dict) and s.get("type") in BROWSER_STEPS:
+            urls = live_urls((s.get("parameters") or {}).get(BROWSER_STEPS[s["type"]]))
+            hosts += [urlparse(u).hostname or u for u in urls]
+    if ("live site", "extension marketplace") in refused_names(data):
+        hosts.append("the VS Code marketplace")
+    return ", ".join(dict.fromkeys(hosts))
+
+
 def _short(err: TaskLoadError) -> str:
     # "task <id> (<file>): <loc>: <message>": keep the field and message, bounded, for counting.
     # List positions become "*" so that one cause counts once (rules.0 and rules.2 of a metric's options).
@@ -206,6 +236,8 @@ def check_dir(root: Path, *, exclude: frozenset[str] = frozenset(), cache: Asset
         except TaskLoadError as exc:
             live = {k for k, _ in names} == {"live site"} and _loads_with_live_sites(path)
             report.add(domain, loaded=False, live=live, refused=names or [("invalid", _short(exc))])
+            if live:
+                report.live_files.append((str(rel), live_sites(data)))
             continue
         missing = missing_assets(task, cache) if cache is not None else []
         report.add(domain, loaded=not missing, uncached=bool(missing), refused=[("asset", url) for url in missing])

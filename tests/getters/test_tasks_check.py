@@ -65,6 +65,23 @@ def test_tasks_check_counts_domains_and_refused_names(tmp_path: Path) -> None:
     assert "climbs out with '..'" in out and "unreadable JSON (JSONDecodeError)" in out
 
 
+def test_tasks_check_lists_the_live_site_files_and_their_sites(tmp_path: Path) -> None:
+    ok = {"func": "exact_match", "result": {"type": "vm_command_line", "command": ["true"]},
+          "expected": {"type": "rule", "rules": {"expected": ""}}}
+    tabs = {"type": "chrome_open_tabs", "parameters": {"urls_to_open": [
+        "https://news.example/a", "http://127.0.0.1:8000/local", "https://shop.example/", "https://news.example/b"]}}
+    _write(tmp_path, "chrome", "live", _task("live", ok, [tabs]))
+    _write(tmp_path, "chrome", "local", _task("local", ok, [{"type": "chrome_open_tabs", "parameters": {
+        "urls_to_open": ["http://127.0.0.1:8000/"]}}]))
+    _write(tmp_path, "vs_code", "ext", _task("ext", ok, [{"type": "execute", "parameters": {
+        "command": ["code", "--install-extension", "ms-python.python"]}}]))
+    plain = CliRunner().invoke(app, ["tasks", "check", str(tmp_path)])
+    assert plain.exit_code == 0 and "refused only for live sites (" not in plain.output
+    out = CliRunner().invoke(app, ["tasks", "check", str(tmp_path), "--live-files"]).output
+    listed = out.split("task files refused only for live sites", 1)[1].splitlines()[1:]
+    assert listed == ["  chrome/live.json  news.example, shop.example", "  vs_code/ext.json  the VS Code marketplace"]
+
+
 def test_tasks_check_on_a_missing_directory_fails_clearly(tmp_path: Path) -> None:
     result = CliRunner().invoke(app, ["tasks", "check", str(tmp_path / "nowhere")])
     assert result.exit_code == 2 and "is not a directory" in " ".join(result.output.split())
