@@ -256,3 +256,17 @@ def test_other_python_controller_methods(osworld: OSWorldClient, tmp_path: Path)
                   ("python", "execute_action", [{"action_type": "MOVE_TO", "parameters": {"x": 100, "y": 200}}]),
                   ("python", "end_recording", [str(dest)]))
     assert dest.read_bytes()[4:8] == b"ftyp"
+
+
+def test_other_setup_steps(osworld: OSWorldClient, tmp_path: Path) -> None:
+    """upload_file (a file of the client's), command with ``stdout`` into the client's cache_dir, an
+    execute that exits non-zero (tolerated, as OSWorld does), sleep."""
+    local = tmp_path / "local.txt"
+    local.write_bytes(b"from the client\n")
+    path = "/home/user/Documents/uploaded.txt"
+    _setup(osworld, [{"type": "upload_file", "parameters": {"files": [{"local_path": str(local), "path": path}]}},
+                     {"type": "command", "parameters": {"command": ["cat", path], "stdout": "cat-out.txt"}},
+                     {"type": "execute", "parameters": {"command": "exit 3", "shell": True}},
+                     {"type": "sleep", "parameters": {"seconds": 0.1}}])
+    assert (osworld.cache_dir / "cat-out.txt").read_bytes() == b"from the client\n"
+    assert osworld.call("python", "get_file", path) == b"from the client\n"
