@@ -270,3 +270,24 @@ def test_other_setup_steps(osworld: OSWorldClient, tmp_path: Path) -> None:
                      {"type": "sleep", "parameters": {"seconds": 0.1}}])
     assert (osworld.cache_dir / "cat-out.txt").read_bytes() == b"from the client\n"
     assert osworld.call("python", "get_file", path) == b"from the client\n"
+
+
+def test_chromium_task_with_download_and_launch(osworld: OSWorldClient, assets: AssetServer) -> None:
+    """download two pages + launch Chromium on the first; a new tab typed to the second, read from the
+    accessibility tree (the window's title follows the page)."""
+    assets.files["/first.html"] = b"<html><head><title>osworld first page</title></head><body>first</body></html>"
+    assets.files["/second.html"] = b"<html><head><title>osworld second page</title></head><body>second</body></html>"
+    first, second = f"{DESKTOP}/first.html", f"{DESKTOP}/second.html"
+    _setup(osworld, [{"type": "download", "parameters": {"files": [
+                          {"url": assets.url("/first.html"), "path": first},
+                          {"url": assets.url("/second.html"), "path": second}]}},
+                     {"type": "launch", "parameters": {"command": ["chromium", first]}}])
+    _wait_focus(osworld, "osworld first page")
+    _pyautogui(osworld, "pyautogui.hotkey('ctrl', 't')")
+    _until("a new tab", lambda: osworld.call("python", "get_accessibility_tree"),
+           lambda tree: not any("osworld first page" in t for t in _titles(tree)))
+    _pyautogui(osworld, f"pyautogui.typewrite('file://{second}\\n')")
+    tree = _until("the second page in the window's title", lambda: osworld.call("python", "get_accessibility_tree"),
+                  lambda tree: any("osworld second page" in t for t in _titles(tree)))
+    assert "osworld first page" in tree  # still open, in the first tab
+    _setup(osworld, [{"type": "execute", "parameters": {"command": "pkill -f chromium; true", "shell": True}}])
