@@ -1,7 +1,8 @@
-"""OSWorld's own client against an apps replica in compatibility mode: the apps image (never built here
-if missing: ``make test`` builds it first), a compat replica at 1920x1080 with the tier's limits, the
-client venv (desktop-env without its dependencies, plus requests, requests-toolbelt and python-dotenv,
-which its controllers import) and a local HTTP server for the tasks' assets.
+"""OSWorld's own client against an apps replica in compatibility mode: the apps image (built once if
+missing, as in tests/apps; ``make test`` builds it first, so the build's time shows there), a compat
+replica at 1920x1080 with the tier's limits, the client venv (desktop-env without its dependencies, plus
+requests, requests-toolbelt and python-dotenv, which its controllers import) and a local HTTP server for
+the tasks' assets.
 """
 
 from __future__ import annotations
