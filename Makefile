@@ -19,7 +19,7 @@ test: deps docker images images-apps ocr lint  ## ruff and mypy, then the whole 
 	$(PYTHON) -m pytest
 
 test-apps: deps docker images-apps  ## only the apps tier's tests (each app opens clean, its routes, apps-smoke)
-	$(PYTHON) -m pytest tests/apps
+	$(PYTHON) -m pytest tests/apps tests/osworld_client
 
 lint: deps  ## ruff, then mypy --strict over the package (pyproject.toml [tool.mypy])
 	$(PYTHON) -m ruff check osgym flows tasks tests bench

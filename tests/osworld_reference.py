@@ -1,5 +1,6 @@
 """Loading OSWorld's own evaluator modules inside the reference venv (tests/metrics/conftest.py), shared
-by tests/metrics/osworld_runner.py and tests/getters/osworld_getter_runner.py; stdlib only, not
+by tests/metrics/osworld_runner.py, tests/getters/osworld_getter_runner.py and
+tests/osworld_client/osworld_client_runner.py (OSWorld's controllers); stdlib only, not
 imported by osgym or by pytest.
 
 A family's module is loaded from OSWorld's real file without the package ``__init__`` (which imports
@@ -35,7 +36,11 @@ def load(family: str, module: str, heavy: dict[str, tuple[set[str], set[str]]]) 
     name = f"desktop_env.evaluators.{family}.{module}"
     if module not in heavy or name in sys.modules:
         return importlib.import_module(name)
-    dropped, _ = heavy[module]
+    return load_without(name, heavy[module][0])
+
+
+def load_without(name: str, dropped: set[str]) -> types.ModuleType:
+    """Module ``name`` compiled from its own source without the top-level imports of ``dropped``."""
     spec = importlib.util.find_spec(name)
     assert spec is not None and spec.origin
     tree = ast.parse(open(spec.origin, encoding="utf-8").read())

@@ -1,0 +1,74 @@
+"""Throwaway venvs holding OSWorld's ``desktop-env`` installed without its dependencies (they include
+torch and a browser stack), plus only the libraries a test needs, at the versions desktop-env's own
+metadata pins where it pins them. Shared by the metric reference (tests/metrics/conftest.py) and
+OSWorld's own client (tests/osworld_client/conftest.py).
+
+A venv is built once per desktop-env version and library list under the temp dir
+(``OSGYM_OSWORLD_REF`` overrides the place) and reused by later sessions; it is built into a
+scratch folder and renamed into place, so an interrupted build is never reused.
+"""
+
+from __future__ import annotations
+
+import email.parser
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+OSWORLD_VERSION = "1.0.2"
+PIP_TIMEOUT_S = 900
+
+
+def _norm(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def _pins(venv: Path, needed: Sequence[str]) -> list[str]:
+    """desktop-env's own requirement lines for the libraries in ``needed`` (markers dropped)."""
+    meta = next(venv.glob(f"lib/python*/site-packages/desktop_env-{OSWORLD_VERSION}.dist-info/METADATA"))
+    reqs = email.parser.Parser().parsestr(meta.read_text()).get_all("Requires-Dist") or []
+    pins = {}
+    for req in reqs:
+        spec = req.split(";")[0].strip()
+        name = re.split(r"[<>=!~\[ (]", spec, maxsplit=1)[0]
+        if _norm(name) in {_norm(n) for n in needed}:
+            pins[_norm(name)] = spec
+    return [pins.get(_norm(n), n) for n in needed]
+
+
+def _build(target: Path, needed: Sequence[str]) -> None:
+    scratch = target.with_name(f"{target.name}.incomplete-{os.getpid()}")
+    shutil.rmtree(scratch, ignore_errors=True)
+    try:
+        subprocess.run([sys.executable, "-m", "venv", str(scratch)], check=True, timeout=120)
+        py = str(scratch / "bin" / "python")
+        pip = [py, "-m", "pip", "install", "-q", "--disable-pip-version-check"]
+        subprocess.run([*pip, "--no-deps", f"desktop-env=={OSWORLD_VERSION}"], check=True, timeout=PIP_TIMEOUT_S)
+        subprocess.run([*pip, *_pins(scratch, needed)], check=True, timeout=PIP_TIMEOUT_S)
+        try:
+            scratch.rename(target)
+        except OSError:  # another session finished first: use its venv
+            pass
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def desktop_env_venv(needed: Sequence[str]) -> Path:
+    """The venv of desktop-env plus ``needed``; built on first use (downloads included)."""
+    root = Path(os.environ.get("OSGYM_OSWORLD_REF", Path(tempfile.gettempdir()) / "osgym-osworld-ref"))
+    # The name changes with the version and the library list, so a stale venv is never reused.
+    key = hashlib.sha256(" ".join(needed).encode()).hexdigest()[:8]
+    venv = root / f"desktop-env-{OSWORLD_VERSION}-{key}"
+    if not (venv / "bin" / "python").exists():
+        root.mkdir(parents=True, exist_ok=True)
+        start = time.monotonic()
+        _build(venv, needed)
+        print(f"built the OSWorld venv {venv.name} in {time.monotonic() - start:.0f} s", file=sys.stderr)
+    return venv
