@@ -16,11 +16,12 @@ from urllib.parse import parse_qs
 
 import procs
 import wallpaper
-from api import confine, read_file, write_file
+from api import FILE_ROOTS, confine, read_file, write_file
 from errors import HttpError, bad, load_json, number
 
 OSWORLD_EXEC_TIMEOUT = 120  # OSWorld's server runs every command with this timeout
 MAX_TREE_ENTRIES = 20_000
+WALLPAPER_ROOTS = tuple(root + "/" for root in FILE_ROOTS) + ("/usr/share/",)
 
 
 def text(status, message):
@@ -86,6 +87,19 @@ def routes(app):
     def change_wallpaper(q, body, headers=None):
         wallpaper.change(load_json(body).get("path"), env())
         return text(200, "Wallpaper changed successfully")
+
+    def wallpaper_post(q, body, headers=None):
+        # OSWorld's get_vm_wallpaper posts nothing and expects the image's bytes; osgym's client posts a
+        # path to show. The path read back is the agent's to set (xfconf), so only the user's files and the
+        # system's shared images are served, never e.g. the server's own files.
+        if body and body.strip():
+            return app.wallpaper_set(q, body)
+        real = os.path.realpath(wallpaper.current(env()))
+        if not real.startswith(WALLPAPER_ROOTS):
+            raise HttpError(403, f"the wallpaper {real!r:.200} is outside {', '.join(WALLPAPER_ROOTS)}")
+        if not os.path.isfile(real):
+            raise HttpError(404, "Wallpaper file not found")
+        return 200, read_file(real), {"Content-Type": "image/png"}
 
     def get_file(q, body, headers=None):
         fields = form(body, headers)
@@ -268,6 +282,7 @@ def routes(app):
         ("POST", "/setup/activate_window"): activate_window,
         ("POST", "/setup/close_window"): close_window,
         ("POST", "/setup/change_wallpaper"): change_wallpaper,
+        ("POST", "/wallpaper"): wallpaper_post,
         ("GET", "/accessibility"): accessibility,
         ("GET", "/terminal"): terminal,
         ("POST", "/file"): get_file,

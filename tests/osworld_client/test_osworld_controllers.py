@@ -227,10 +227,13 @@ def test_wallpaper_task_and_screenshot(osworld: OSWorldClient, assets: AssetServ
     assert img.size == SCREEN
 
 
-@pytest.mark.xfail(strict=True, reason="compat mode answers POST /wallpaper with osgym's native 'set the "
-                   "wallpaper' route, where OSWorld's server returns the wallpaper's bytes")
 def test_get_vm_wallpaper(osworld: OSWorldClient) -> None:
-    assert osworld.call("python", "get_vm_wallpaper") is not None
+    """OSWorld posts an empty body to /wallpaper and takes the image's bytes (osgym's own client posts a path)."""
+    data = osworld.call("python", "get_vm_wallpaper")
+    assert isinstance(data, bytes), data
+    with Image.open(io.BytesIO(data)) as img:
+        img.load()
+        assert img.width > 0 and img.height > 0
 
 
 def test_other_python_controller_methods(osworld: OSWorldClient, tmp_path: Path) -> None:
