@@ -110,5 +110,15 @@ def test_osworld_change_wallpaper_and_terminal_in_compat_mode(image: str, docker
                 break
             assert time.monotonic() < deadline, f"compat wallpaper not shown: {shot.getpixel(DESKTOP_SPOT)}"
             time.sleep(0.25)
+        # OSWorld's get_vm_wallpaper: an empty POST /wallpaper returns the image shown.
+        got = vm.post("/wallpaper")
+        assert got.status_code == 200 and got.headers["content-type"] == "image/png"
+        assert Image.open(io.BytesIO(got.content)).convert("RGB").getpixel((0, 0)) == (20, 160, 60)
+        # The agent can point xfconf anywhere; the route serves no file outside home, /tmp and /usr/share.
+        setx = vm.post("/execute", json={"command": ["xfconf-query", "-c", "xfce4-desktop", "-p",
+                                                     "/backdrop/screen0/monitorscreen/workspace0/last-image",
+                                                     "-s", "/etc/passwd"]})
+        assert setx.json()["returncode"] == 0, setx.text
+        assert vm.post("/wallpaper").status_code == 403
         # No terminal focused yet: output null, as OSWorld answers.
         assert vm.get("/terminal").json() == {"output": None, "status": "success"}
