@@ -20,6 +20,7 @@ from xinput import InputError, XInput
 HOME = "/home/user"
 FILE_ROOTS = (HOME, "/tmp")
 MAX_FILE = 256 * 2**20
+SETTLE_QUIET_S = 0.15  # how long the screen must stay unchanged after input before it counts as settled
 """Largest file (or recording) the server sends."""
 MAX_UPLOAD = 64 * 2**20
 """Largest body of a file upload (PUT /files; OSWorld's /setup/upload)."""
@@ -184,6 +185,7 @@ class App:
             raise bad("settle: expected an object {timeout, interval}")
         settle_timeout = number(settle, "timeout", 0, 30, default=0)
         settle_interval = number(settle, "interval", 0.01, 5, default=0.05)
+        settle_quiet = number(settle, "quiet", 0, 5, default=SETTLE_QUIET_S)
         t0 = time.perf_counter()
         with self.action_lock:
             try:
@@ -194,23 +196,31 @@ class App:
                         raise bad(f"action {i} ({a.get('action_type')}): {exc}") from None
             finally:
                 self.input.sync()  # every event reached the X server before we answer
-            settled = self.settle(settle_timeout, settle_interval)
+            settled = self.settle(settle_timeout, settle_interval, settle_quiet)
         x, y = self.input.pointer()
         return 200, {"performed": len(acts), "settled": settled, "pointer": [x, y],
                      "elapsed_ms": round((time.perf_counter() - t0) * 1000, 2)}, None
 
-    def settle(self, timeout, interval):
-        """Wait until two consecutive frames are equal, at most ``timeout`` seconds."""
+    def settle(self, timeout, interval, quiet):
+        """Wait until the screen has not changed for ``quiet`` seconds (frames ``interval`` apart), at most
+        ``timeout`` seconds; ``quiet`` is at least one interval.
+
+        Input reaches the X server before this starts, but an application draws its answer later: xterm's
+        echo goes through the shell and the pty first. Two equal frames 50 ms apart were taken, on a loaded
+        machine, before xterm had drawn a typed command, and the next observation showed the screen as it
+        was before the step.
+        """
         if timeout <= 0:
             return None
         deadline = time.monotonic() + min(timeout, 30)
-        last = self.screen.frame_hash()
+        last, since = self.screen.frame_hash(), time.monotonic()
         while time.monotonic() < deadline:
             time.sleep(interval)
-            now = self.screen.frame_hash()
-            if now == last:
+            now, at = self.screen.frame_hash(), time.monotonic()
+            if now != last:
+                last, since = now, at
+            elif at - since >= max(quiet, interval):
                 return True
-            last = now
         return False
 
     def validate(self, a):

@@ -118,3 +118,21 @@ def test_settle_reports_whether_the_screen_stopped_changing(shared_replica: Repl
     out = shared_replica.act([MoveTo(x=10, y=10)], settle=2.0)
     assert out["settled"] is True
     assert out["pointer"] == [10, 10]
+
+
+@pytest.mark.parametrize("quiet, settled_before_the_clear", [(0.05, True), (0.6, False)])
+def test_settle_waits_until_the_screen_has_been_quiet_that_long(
+        replica: Replica, quiet: float, settled_before_the_clear: bool) -> None:
+    # xterm echoes the command at once and clears the screen 0.3 s later: a quiet window shorter than that gap
+    # settles in between (as two equal frames 50 ms apart did, before a loaded xterm had even echoed), a
+    # longer one only once the clear has been drawn.
+    replica.launch(["xterm"])
+    replica.wait_window("xterm", focused=True)
+    replica.act([Typing(text="clear\n")], settle=3.0)
+    body = {"actions": [Typing(text="sleep 0.3; clear\n").to_json()],
+            "settle": {"timeout": 5.0, "interval": 0.05, "quiet": quiet}}
+    out = replica.api.request("POST", "/actions", json=body, timeout=15).json()
+    assert out["settled"] is True
+    at_return = replica.screenshot().data
+    time.sleep(1.0)  # the clear has long been drawn by now
+    assert (replica.screenshot().data != at_return) is settled_before_the_clear
