@@ -192,7 +192,8 @@ def _tools(base: str) -> list[dict[str, Any]]:
                wait("app.py - Visual Studio Code", timeout=APP_START_S)],
               {"func": "check_json_settings", "result": vm_file(settings),
                "expected": rule(expected={"editor.fontSize": 18})},
-              # The title names the file once the workbench has loaded (before, the window shows its URL). F1 is
+              # The title names the file once the workbench has loaded (before, the window shows its URL), and
+              # the editor (an entry named after the file) has the focus once it takes keys. F1 is
               # the command palette (Ctrl+Shift+P would be Chromium's print dialog while the page loads): its
               # first entry takes the focus once it is up, and the list shows the command once it has filtered
               # the typed text. VS Code
@@ -200,7 +201,8 @@ def _tools(base: str) -> list[dict[str, Any]]:
               # keys come fast: what it added stays after the caret, so everything after the caret goes. Closing the
               # settings editor (Ctrl+W) brings app.py's title back only once the save has cleared its changes
               # (an unsaved editor asks first), and the title shows no mark of unsaved changes.
-              [op("wait_window", title="app.py - Visual Studio Code", timeout=60), op("press", key="F1"),
+              [op("wait_focused", window="app.py - Visual Studio Code", role="entry", timeout=60),
+               op("press", key="F1"),
                op("wait_focused", window="Visual Studio Code", role="list-item", timeout=30),
                op("type", text=OPEN_SETTINGS),
                op("wait_enabled", window="Visual Studio Code", control=OPEN_SETTINGS, role="list-item"),
@@ -244,11 +246,11 @@ def _system(base: str) -> list[dict[str, Any]]:
                wait(WRITER, timeout=APP_START_S), launch(["gedit", notes]), wait("notes.txt", timeout=APP_START_S)],
               {"func": "compare_docx_files", "result": vm_file(notes_out),
                "expected": _cloud(base, "notes-expected.docx")},
-              # gedit opens smaller, over the middle of Writer's window: a click on the right of Writer's title bar
-              # brings Writer to the front.
+              # gedit opens smaller, over the middle of Writer's window: a click on the grey left of Writer's
+              # document view, which gedit does not cover, brings Writer to the front with its text focused.
               [op("wait_focused", window="notes.txt", role="text", timeout=30), op("hotkey", keys=["ctrl", "a"]),
                op("hotkey", keys=["ctrl", "c"]),
-               op("click_window", title="Untitled 1 - LibreOffice Writer", anchor="top_right", dx=-300, dy=-11),
+               op("click_window", title="Untitled 1 - LibreOffice Writer", anchor="top_left", dx=250, dy=500),
                op("wait_focused", window=WRITER, role="paragraph", timeout=30), op("hotkey", keys=["ctrl", "v"]),
                *save_as(notes_out, WRITER)]),
     ]
