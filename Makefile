@@ -6,7 +6,7 @@ export PREFECT_UI_ENABLED ?= false
 export DO_NOT_TRACK ?= 1
 STAMP := .make/deps.stamp
 
-.PHONY: run osworld-sample test test-apps lint bench images images-apps docker ocr deps reap clean
+.PHONY: run osworld-sample osworld-apps-sample test test-apps lint bench images images-apps docker ocr deps reap clean
 
 run: deps docker images  ## collect datasets/smoke.yaml with the Prefect flow on the embedded defaults, print the report
 	$(PYTHON) -m flows.collect datasets/smoke.yaml
@@ -14,6 +14,10 @@ run: deps docker images  ## collect datasets/smoke.yaml with the Prefect flow on
 osworld-sample: deps docker images  ## write the sample OSWorld-format task files, collect datasets/osworld-sample.yaml with the flow
 	$(PYTHON) -m osgym tasks sample data/osworld-sample-tasks
 	$(PYTHON) -m flows.collect datasets/osworld-sample.yaml
+
+osworld-apps-sample: deps docker images-apps  ## write the apps-tier OSWorld-format tasks and their assets into a local asset cache, collect datasets/osworld-apps-sample.yaml
+	$(PYTHON) -m osgym tasks sample data/osworld-apps-sample-tasks --tier apps --cache data/asset-cache
+	OSGYM_ASSET_CACHE=data/asset-cache $(PYTHON) -m flows.collect datasets/osworld-apps-sample.yaml
 
 test: deps docker images images-apps ocr lint  ## ruff and mypy, then the whole pytest suite against real containers, both tiers
 	$(PYTHON) -m pytest

@@ -9,7 +9,7 @@ import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from osgym.errors import OsgymError
+from osgym.errors import ConfigError, OsgymError
 
 app = typer.Typer(help="osgym: desktop replicas, agent episodes, Parquet datasets.", no_args_is_help=True,
                   pretty_exceptions_enable=False)
@@ -169,16 +169,31 @@ def tasks_check(
 @tasks_app.command("sample")
 def tasks_sample(
     directory: Annotated[Path, typer.Argument(help="where to write examples/<domain>/<id>.json and test_all.json")],
+    tier: Annotated[str, typer.Option(help="desktop: xterm and Mousepad tasks; apps: 12 tasks on the apps tier's "
+                                           "apps, with their assets under DIR/assets")] = "desktop",
+    cache: Annotated[str | None, typer.Option(help="(--tier apps) also put the assets in this asset cache, under "
+                                                   "the URLs the task files name: a directory or s3://bucket/prefix")]
+    = None,
 ) -> None:
-    """Write a small folder of OSWorld-format task files that run on the desktop tier, with an index in
-    OSWorld's test_all.json shape: the tasks datasets/osworld-sample.yaml collects."""
+    """Write a small folder of OSWorld-format task files, with an index in OSWorld's test_all.json shape: the
+    tasks datasets/osworld-sample.yaml (desktop tier) or datasets/osworld-apps-sample.yaml (apps tier) collects."""
+    from osgym.tasks.assets import AssetCache
     from osgym.tasks.sample import write_sample
+    from osgym.tasks.sample_apps import stage_assets, write_apps_sample
 
+    if tier not in ("desktop", "apps"):
+        raise _fail(ConfigError(f"tasks sample --tier: expected desktop or apps, actual {tier!r}"))
+    if cache is not None and tier != "apps":
+        raise _fail(ConfigError("tasks sample --cache: only the apps tier's tasks have assets (add --tier apps)"))
     try:
-        paths = write_sample(directory)
+        paths = write_apps_sample(directory) if tier == "apps" else write_sample(directory)
+        staged = stage_assets(AssetCache(cache)) if cache is not None else 0
     except OSError as exc:
         raise _fail(OSError(f"tasks sample: cannot write {str(directory)!r}: {exc}")) from exc
-    typer.echo(f"{len(paths)} task files under {directory / 'examples'}, index {directory / 'test_all.json'}")
+    except OsgymError as exc:
+        raise _fail(exc) from exc
+    typer.echo(f"{len(paths)} task files under {directory / 'examples'}, index {directory / 'test_all.json'}"
+               + (f"; {staged} assets in {cache}" if cache is not None else ""))
 
 
 @tasks_app.command("fetch-assets")
