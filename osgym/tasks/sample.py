@@ -89,19 +89,26 @@ SAMPLE: dict[str, list[dict[str, Any]]] = {
 SAMPLE_INDEX = {domain: [t["id"] for t in tasks] for domain, tasks in SAMPLE.items()}
 
 
-def write_sample(directory: str | Path) -> list[Path]:
-    """Write the sample under ``directory`` (``examples/<domain>/<id>.json`` and ``test_all.json``), replacing
-    files of the same names; returns the task files' paths."""
+def write_task_folder(directory: str | Path, tasks_by_domain: dict[str, list[dict[str, Any]]]) -> list[Path]:
+    """Write task files in OSWorld's layout under ``directory``: ``examples/<domain>/<id>.json`` and the index
+    ``test_all.json``, replacing files of the same names; returns the task files' paths."""
     root = Path(directory)
     paths = []
-    for domain, tasks in SAMPLE.items():
+    for domain, tasks in tasks_by_domain.items():
         (root / "examples" / domain).mkdir(parents=True, exist_ok=True)
         for task in tasks:
             path = root / "examples" / domain / f"{task['id']}.json"
             path.write_text(json.dumps(task, indent=2) + "\n")
             paths.append(path)
-    (root / "test_all.json").write_text(json.dumps(SAMPLE_INDEX, indent=2) + "\n")
+    index = {domain: [t["id"] for t in tasks] for domain, tasks in tasks_by_domain.items()}
+    (root / "test_all.json").write_text(json.dumps(index, indent=2) + "\n")
     return paths
 
 
-__all__ = ["SAMPLE", "SAMPLE_INDEX", "write_sample"]
+def write_sample(directory: str | Path) -> list[Path]:
+    """Write the sample under ``directory`` (``examples/<domain>/<id>.json`` and ``test_all.json``), replacing
+    files of the same names; returns the task files' paths."""
+    return write_task_folder(directory, SAMPLE)
+
+
+__all__ = ["SAMPLE", "SAMPLE_INDEX", "write_sample", "write_task_folder"]

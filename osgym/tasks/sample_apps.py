@@ -21,13 +21,13 @@ which waits for windows, focus and enabled buttons, never for a fixed time.
 
 from __future__ import annotations
 
-import json
 import uuid
 from pathlib import Path
 from typing import Any
 
 from osgym.tasks.assets import AssetCache
 from osgym.tasks.generators import HOME, cmd, launch, op, rule, vm_file, wait
+from osgym.tasks.sample import write_task_folder
 from osgym.tasks.sample_assets import ASSETS, LETTER_ADDED, LOG_ERRORS, PHOTOS, SLIDE_NEW_TITLE
 from osgym.tasks.suites.apps_smoke.browser import PAGE_URLS
 from osgym.tasks.suites.apps_smoke.common import SESSION_UP, save_as
@@ -273,16 +273,7 @@ def write_apps_sample(directory: str | Path, base_url: str = DEFAULT_BASE_URL) -
     """Write the sample under ``directory``: ``examples/<domain>/<id>.json``, ``test_all.json``, and the assets
     as ``assets/<name>`` (to serve at ``base_url``); returns the task files' paths."""
     root = Path(directory)
-    paths = []
-    sample = apps_sample(base_url)
-    for domain, tasks in sample.items():
-        (root / "examples" / domain).mkdir(parents=True, exist_ok=True)
-        for task in tasks:
-            path = root / "examples" / domain / f"{task['id']}.json"
-            path.write_text(json.dumps(task, indent=2) + "\n")
-            paths.append(path)
-    (root / "test_all.json").write_text(json.dumps({d: [t["id"] for t in ts] for d, ts in sample.items()}, indent=2)
-                                        + "\n")
+    paths = write_task_folder(root, apps_sample(base_url))
     (root / "assets").mkdir(exist_ok=True)
     for name, make in ASSETS.items():
         (root / "assets" / name).write_bytes(make())

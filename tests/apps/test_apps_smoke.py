@@ -78,7 +78,11 @@ def episodes(apps_pool: ReplicaPool, request: pytest.FixtureRequest) -> Iterator
 @pytest.mark.parametrize("template", TEMPLATES, ids=[t.id for t in TEMPLATES])
 def test_oracle_scores_one_and_noop_scores_zero(episodes: dict[str, Future[Pair]], template: Template) -> None:
     solved, idle = episodes[template.id].result(timeout=900)
-    where = f"{template.id} seed 0"
+    assert_oracle_one_noop_zero(solved, idle, f"{template.id} seed 0")
+
+
+def assert_oracle_one_noop_zero(solved: Trajectory, idle: Trajectory, where: str) -> set[str]:
+    """The oracle's episode scored 1.0 through GUI input and the do-nothing one 0.0; returns the action types used."""
     took = (solved.ended_at - solved.started_at).total_seconds() if solved.ended_at else None
     print(f"{where}: noop setup {idle.setup_s:.1f} s; oracle {len(solved.steps)} steps in {took} s")
     assert idle.termination == "done" and idle.error_class is None, f"{where}: {idle.error_message}"
@@ -86,5 +90,6 @@ def test_oracle_scores_one_and_noop_scores_zero(episodes: dict[str, Future[Pair]
     assert solved.error_class is None, f"{where}: {solved.error_message}"
     assert solved.termination == "done"
     assert solved.score == 1.0, f"{where}: the oracle scored {solved.score}"
-    kinds = set().union(*(set(st.action_type.split(",")) for st in solved.steps))
+    kinds: set[str] = set().union(*(set(st.action_type.split(",")) for st in solved.steps))
     assert kinds & GUI_INPUT, f"{where}: solved without GUI input: {kinds}"
+    return kinds

@@ -31,7 +31,7 @@ from osgym.tasks.sample_apps import task_id, write_apps_sample
 from osgym.tasks.spec import TaskSpec
 from osgym.tasks.taskdir import index_entries, load_entries
 from tests.apps.test_apps_open import SCREEN
-from tests.apps.test_apps_smoke import GUI_INPUT, Pair, _episode
+from tests.apps.test_apps_smoke import GUI_INPUT, Pair, _episode, assert_oracle_one_noop_zero
 from tests.conftest import SESSION
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
@@ -102,13 +102,5 @@ def test_oracle_scores_one_and_noop_scores_zero(episodes: dict[str, Future[Pair]
                                                 name: str) -> None:
     solved, idle = episodes[name].result(timeout=1200)
     where = f"{name} ({sample[name].domain}/{sample[name].id})"
-    took = (solved.ended_at - solved.started_at).total_seconds() if solved.ended_at else None
-    print(f"{where}: noop setup {idle.setup_s:.1f} s; oracle {len(solved.steps)} steps in {took} s")
-    assert idle.termination == "done" and idle.error_class is None, f"{where}: {idle.error_message}"
-    assert idle.score == 0.0, f"{where}: doing nothing scored {idle.score}"
-    assert solved.error_class is None, f"{where}: {solved.error_message}"
-    assert solved.termination == "done"
-    assert solved.score == 1.0, f"{where}: the oracle scored {solved.score}"
-    kinds = set().union(*(set(st.action_type.split(",")) for st in solved.steps))
-    assert kinds & GUI_INPUT, f"{where}: solved without GUI input: {kinds}"
+    kinds = assert_oracle_one_noop_zero(solved, idle, where)
     assert kinds <= GUI_INPUT | {"WAIT", "DONE", "MOVE_TO"}, f"{where}: not keyboard and mouse only: {kinds}"
