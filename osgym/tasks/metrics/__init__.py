@@ -13,7 +13,8 @@ Each family lives in its own module and registers its metrics here with :func:`m
 :mod:`~osgym.tasks.metrics.epub` (e-books), :mod:`~osgym.tasks.metrics.webpages` (HTML files),
 :mod:`~osgym.tasks.metrics.pdf_images` (the images in PDFs),
 :mod:`~osgym.tasks.metrics.video` (``compare_videos``), :mod:`~osgym.tasks.metrics.audio` (audio similarity),
-:mod:`~osgym.tasks.metrics.ocr` (text in a picture).
+:mod:`~osgym.tasks.metrics.ocr` (text in a picture),
+:mod:`~osgym.tasks.metrics.office_settings` (LibreOffice's user settings).
 
 A task file names a metric in ``evaluator.func`` and may give it ``options``. Both are checked when
 the task is loaded (:func:`check`): the name must be registered, and the options must fit the model
@@ -44,7 +45,8 @@ __all__ = ["FAMILIES", "METRICS", "REFUSED", "Metric", "check", "get", "metric",
 
 FAMILIES = ("basic", "table", "docs", "docs_marks", "slides", "slides_compare", "pdf", "general", "vscode", "images",
             "thunderbird", "vlc", "chrome", "basic_os", "archives", "media", "accessibility", "python_suite", "epub",
-            "webpages", "pdf_images", "video", "ocr", "audio")
+            "webpages", "pdf_images", "video", "ocr", "audio",
+            "office_settings")
 
 REFUSED: dict[str, str] = {
     "contains_mp4_video": "OSWorld defines no such function (its task cannot run there either)",

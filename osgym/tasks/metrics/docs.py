@@ -12,7 +12,6 @@ import io
 import re
 import zipfile
 from typing import Any
-from xml.etree import ElementTree
 
 from docx import Document
 from docx.document import Document as DocumentObject
@@ -419,27 +418,6 @@ def compare_docx_files_and_ignore_new_lines(result: str | None, expected: str | 
     if options.ignore_blanks:
         return 1.0 if _joined(a, False) == _joined(b, False) else 0.0
     return 1.0 if a == b else 0.0
-
-
-_OOR = "http://openoffice.org/2001/registry"
-
-
-@metric("find_default_font", rules=FontRules, files=True)
-def find_default_font(result: str | None, rules: dict[str, Any]) -> float:
-    """1.0 if LibreOffice's settings file (``registrymodifications.xcu``) sets Writer's default font to
-    ``rules["font_name"]``."""
-    if not result:
-        return 0.0
-    font = None
-    try:
-        root = ElementTree.parse(result).getroot()
-    except (OSError, ElementTree.ParseError):
-        return 0.0
-    for item in root.iterfind(f".//item[@{{{_OOR}}}path='/org.openoffice.Office.Writer/DefaultFont']"):
-        for prop in item.iterfind(f".//prop[@{{{_OOR}}}name='Standard']"):
-            for value in prop.iterfind("value"):
-                font = value.text
-    return 1.0 if font == rules["font_name"] else 0.0
 
 
 @metric("evaluate_spacing", files=True)

@@ -159,46 +159,6 @@ def check_image_stretch_and_center(result: str | None, expected: str | None) -> 
     return 1.0 if fits else 0.0
 
 
-_OOR = "http://openoffice.org/2001/registry"
-
-
-def _settings(path: str | None, item_path: str, prop: str) -> list[str | None] | None:
-    """The values LibreOffice's settings file (``registrymodifications.xcu``) gives ``prop`` under
-    ``item_path``, in file order; None if the file is missing or not XML."""
-    if not path:
-        return None
-    try:
-        root = ElementTree.parse(path).getroot()
-    except (OSError, ElementTree.ParseError):
-        return None
-    return [None if (v := p.find("value")) is None else v.text
-            for item in root.iterfind(f".//item[@{{{_OOR}}}path='{item_path}']")
-            for p in item.iterfind(f"prop[@{{{_OOR}}}name='{prop}']")]
-
-
-@metric("check_presenter_console_disable", files=True)
-def check_presenter_console_disable(result: str | None, expected: Any = None) -> float:
-    """1.0 if LibreOffice's settings turn Impress's presenter console off (its first setting counts)."""
-    values = _settings(result, "/org.openoffice.Office.Impress/Misc/Start", "EnablePresenterScreen")
-    return 1.0 if values and (values[0] or "").lower() == "false" else 0.0
-
-
-class AutosaveRules(_Rules):
-    minutes: int
-
-
-@metric("check_auto_saving_time", rules=AutosaveRules, files=True)
-def check_auto_saving_time(result: str | None, rules: dict[str, Any]) -> float:
-    """1.0 if LibreOffice's settings save documents automatically every ``rules["minutes"]`` minutes."""
-    values = _settings(result, "/org.openoffice.Office.Common/Save/Document", "AutoSaveTimeIntervall")
-    if not values or values[-1] is None:
-        return 0.0
-    try:
-        return 1.0 if int(values[-1]) == rules["minutes"] else 0.0
-    except ValueError:
-        return 0.0
-
-
 class PageNumberRules(_Rules):
     color: Literal["red", "green", "blue", "black"]
 
