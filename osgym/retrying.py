@@ -1,4 +1,5 @@
-"""The one retry policy osgym uses, built on tenacity: capped exponential backoff.
+"""The one retry policy osgym uses, built on tenacity: capped exponential backoff; and how long a server's
+``Retry-After`` asks to wait (:func:`retry_after_seconds`).
 
 Call sites iterate it, so the code that is retried stays inline::
 
@@ -24,6 +25,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from email.utils import parsedate_to_datetime
 
 import tenacity
 from tenacity import RetryCallState
@@ -83,3 +85,29 @@ def retrying(
         before_sleep=before_sleep,
         reraise=True,
     )
+
+
+def retry_after_seconds(value: str | None, now: float | None = None) -> float | None:
+    """Seconds to wait from a ``Retry-After`` header: delta-seconds or an HTTP date.
+
+    >>> retry_after_seconds("2")
+    2.0
+    >>> retry_after_seconds("Wed, 21 Oct 2015 07:28:00 GMT", now=1445412470.0)
+    10.0
+    >>> retry_after_seconds("soon") is None
+    True
+    """
+    if value is None:
+        return None
+    value = value.strip()
+    try:
+        seconds = float(value)
+    except ValueError:
+        try:
+            when = parsedate_to_datetime(value).timestamp()
+        except (TypeError, ValueError, IndexError):
+            return None
+        seconds = when - (time.time() if now is None else now)
+    if seconds != seconds:  # NaN
+        return None
+    return max(seconds, 0.0)

@@ -42,7 +42,6 @@ import weakref
 from collections import deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from email.utils import parsedate_to_datetime
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import httpx
@@ -63,7 +62,7 @@ from osgym.agents.policies.registry import register_policy
 from osgym.errors import ConfigError, PolicyError
 from osgym.replicas.actions import Action, check_reply
 from osgym.replicas.observation import Observation
-from osgym.retrying import backoff, retrying
+from osgym.retrying import backoff, retry_after_seconds, retrying
 from osgym.settings import OPENAI_API_BASE, settings, url_under
 
 if TYPE_CHECKING:
@@ -75,7 +74,6 @@ __all__ = [
     "OpenAIPolicy",
     "OpenAIPolicyConfig",
     "fill_prompt",
-    "retry_after_seconds",
 ]
 
 DEFAULT_BASE_URL = OPENAI_API_BASE
@@ -118,32 +116,6 @@ def fill_prompt(template: str, **values: Any) -> str:
     for name, value in values.items():
         template = template.replace("{" + name + "}", str(value))
     return template.replace("{{", "{").replace("}}", "}")
-
-
-def retry_after_seconds(value: str | None, now: float | None = None) -> float | None:
-    """Seconds to wait from a ``Retry-After`` header: delta-seconds or an HTTP date.
-
-    >>> retry_after_seconds("2")
-    2.0
-    >>> retry_after_seconds("Wed, 21 Oct 2015 07:28:00 GMT", now=1445412470.0)
-    10.0
-    >>> retry_after_seconds("soon") is None
-    True
-    """
-    if value is None:
-        return None
-    value = value.strip()
-    try:
-        seconds = float(value)
-    except ValueError:
-        try:
-            when = parsedate_to_datetime(value).timestamp()
-        except (TypeError, ValueError, IndexError):
-            return None
-        seconds = when - (time.time() if now is None else now)
-    if seconds != seconds:  # NaN
-        return None
-    return max(seconds, 0.0)
 
 
 class OpenAIPolicyConfig(BaseModel):
