@@ -34,7 +34,7 @@ import httpx
 
 from osgym.errors import OsgymError, TaskLoadError
 from osgym.retrying import retrying
-from osgym.tasks.assets import AssetCache, urls_in_task_json
+from osgym.tasks.assets import REMOTE_SCHEMES, AssetCache, urls_in_task_json
 from osgym.tasks.taskdir import task_files
 
 __all__ = ["DEFAULT_MAX_MIB", "FetchReport", "FetchResult", "collect_urls", "fetch_assets"]
@@ -200,7 +200,7 @@ def fetch_assets(root: Path, cache: AssetCache, *, exclude: frozenset[str] = fro
     held, blobs = cache.manifest(reload=True), cache.blobs()
 
     def check_request(request: httpx.Request) -> None:
-        if request.url.scheme not in ("http", "https"):
+        if request.url.scheme not in REMOTE_SCHEMES:
             raise FetchFailed(f"redirected to a non-http(s) URL {str(request.url)!r:.200}")
         if not allow_private_hosts:
             _check_host(request.url)

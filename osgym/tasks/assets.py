@@ -48,8 +48,8 @@ from osgym.settings import settings
 if TYPE_CHECKING:
     from osgym.tasks.spec import TaskSpec
 
-__all__ = ["MANIFEST", "MANIFEST_FORMAT", "AssetCache", "AssetEntry", "asset_urls", "cache_from_settings",
-           "missing_assets", "read_asset", "urls_in_task_json"]
+__all__ = ["MANIFEST", "MANIFEST_FORMAT", "REMOTE_SCHEMES", "AssetCache", "AssetEntry", "asset_urls",
+           "cache_from_settings", "missing_assets", "read_asset", "urls_in_task_json"]
 
 MANIFEST = "manifest.json"
 MANIFEST_FORMAT = "osgym-asset-cache/1"
@@ -59,6 +59,8 @@ _FILE_STEPS = ("download", "upload_file")
 _SHA256_RE = r"^[0-9a-f]{64}$"
 
 T = TypeVar("T")
+REMOTE_SCHEMES = frozenset({"http", "https"})
+"""The URL schemes the cache holds (and :mod:`osgym.tasks.files` never reads from disk)."""
 
 
 def is_remote(source: object) -> bool:
@@ -67,7 +69,7 @@ def is_remote(source: object) -> bool:
     >>> is_remote("https://example.org/a"), is_remote("/srv/a"), is_remote("file:///srv/a")
     (True, False, False)
     """
-    return isinstance(source, str) and urlparse(source).scheme in ("http", "https")
+    return isinstance(source, str) and urlparse(source).scheme in REMOTE_SCHEMES
 
 
 # -- which URLs a task reads ----------------------------------------------------------------------------------

@@ -43,12 +43,11 @@ from urllib.parse import unquote, urlparse
 
 from osgym.errors import TaskError, TaskLoadError
 from osgym.settings import settings
-from osgym.tasks.assets import read_asset
+from osgym.tasks.assets import REMOTE_SCHEMES, read_asset
 
 __all__ = ["LOCAL_SCHEMES", "REMOTE_SCHEMES", "Scratch", "check_relative_name", "check_source", "read_task_file"]
 
 LOCAL_SCHEMES = frozenset({"", "file"})
-REMOTE_SCHEMES = frozenset({"http", "https"})
 _TASK_FILES_VAR = "OSGYM_TASK_FILES_DIR"
 
 
