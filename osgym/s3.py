@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, m
 if TYPE_CHECKING:
     import pyarrow.fs as pafs
 
-__all__ = ["S3Options", "describe", "hint", "is_transient"]
+__all__ = ["S3Options", "describe", "hint", "is_transient", "list_names"]
 
 DEFAULT_REGION = "us-east-1"
 DEFAULT_MAX_ATTEMPTS = 5
@@ -225,3 +225,14 @@ def hint(exc: BaseException, bucket: str) -> str:
     if code in _MISSING_BUCKET_CODES or status == 404:
         return f"bucket {bucket!r} was not found: create it, or fix the URI"
     return "check the bucket, the credentials and their permissions"
+
+
+def list_names(client: Any, bucket: str, prefix: str) -> dict[str, int]:
+    """The objects directly under ``prefix`` (a key prefix ending in ``/``): name below it -> size in bytes."""
+    out: dict[str, int] = {}
+    for page in client.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix, Delimiter="/"):
+        for obj in page.get("Contents", []):
+            name = obj["Key"][len(prefix):]
+            if name and "/" not in name:
+                out[name] = int(obj["Size"])
+    return out

@@ -42,7 +42,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from osgym.errors import ConfigError, StoreError, TaskError
 from osgym.retrying import retrying
-from osgym.s3 import S3Options, describe, hint, is_transient
+from osgym.s3 import S3Options, describe, hint, is_transient, list_names
 from osgym.settings import settings
 
 if TYPE_CHECKING:
@@ -244,18 +244,7 @@ class _S3Store:
     def names(self, rel_dir: str) -> dict[str, int]:
         prefix = self._key(rel_dir) + "/"
 
-        def run() -> dict[str, int]:
-            out: dict[str, int] = {}
-            pages = self._client.get_paginator("list_objects_v2").paginate(Bucket=self.bucket, Prefix=prefix,
-                                                                           Delimiter="/")
-            for page in pages:
-                for obj in page.get("Contents", []):
-                    name = obj["Key"][len(prefix):]
-                    if name and "/" not in name:
-                        out[name] = int(obj["Size"])
-            return out
-
-        return self._retrying(f"list of {self.where(rel_dir)}/", run)
+        return self._retrying(f"list of {self.where(rel_dir)}/", lambda: list_names(self._client, self.bucket, prefix))
 
     def read(self, rel: str) -> bytes | None:
         from botocore.exceptions import ClientError

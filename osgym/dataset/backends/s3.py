@@ -44,7 +44,7 @@ from osgym.dataset.backends.base import probe_name
 from osgym.dataset.uri import StoreURI
 from osgym.errors import StoreError
 from osgym.retrying import retrying
-from osgym.s3 import S3Options, is_transient
+from osgym.s3 import S3Options, is_transient, list_names
 from osgym.s3 import describe as _describe
 from osgym.s3 import hint as _hint
 
@@ -178,20 +178,8 @@ class S3Backend:
     def list(self, rel_dir: str) -> dict[str, int]:
         """Object names (relative to ``rel_dir``) and sizes directly under ``rel_dir``."""
         prefix = self._key(rel_dir) + "/"
-
-        def run() -> dict[str, int]:
-            out: dict[str, int] = {}
-            pages = self._client.get_paginator("list_objects_v2").paginate(
-                Bucket=self.bucket, Prefix=prefix, Delimiter="/"
-            )
-            for page in pages:
-                for obj in page.get("Contents", []):
-                    name = obj["Key"][len(prefix) :]
-                    if name and "/" not in name:
-                        out[name] = int(obj["Size"])
-            return out
-
-        return self._retrying(f"list s3://{self.bucket}/{prefix}", run)
+        return self._retrying(f"list s3://{self.bucket}/{prefix}",
+                              lambda: list_names(self._client, self.bucket, prefix))
 
     def staging_path(self, rel: str) -> None:
         """Shards are built in the writer's temporary directory and uploaded whole."""
