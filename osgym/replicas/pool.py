@@ -102,6 +102,9 @@ class ReplicaPool:
         compat: OSWorld compatibility mode: tokenless replicas on ``http://127.0.0.N:5000``, on the
             ``osgym-isolated`` network (``osgym-egress`` with ``egress``), no ``no-new-privileges`` and
             Docker's default capabilities minus :data:`COMPAT_CAP_DROP`, so ``sudo`` works. Trusted agents only.
+        assets_dir: a local offline asset cache (:mod:`osgym.tasks.assets`), mounted read-only into
+            compatibility replicas, where OSWorld's ``/setup/download_file`` reads it (and the network
+            never). Only with ``compat``: osgym's own setup steps read the cache on the host.
         force: start even if ``size + standby`` exceeds the hosts' planned capacity.
         health_interval: seconds between background health probes of idle replicas (0 disables).
         start_concurrency: containers started at once.
@@ -130,6 +133,7 @@ class ReplicaPool:
         egress: bool = False,
         transport: str = "unix",
         compat: bool = False,
+        assets_dir: Path | None = None,
         force: bool = False,
         health_interval: float = 2.0,
         start_concurrency: int = 8,
@@ -151,6 +155,14 @@ class ReplicaPool:
         self.limits = limits
         self.screen = screen
         self.compat = compat
+        if assets_dir is not None:
+            if not compat:
+                raise ConfigError("assets_dir: only compatibility replicas mount the asset cache (compat=True); "
+                                  "osgym's own setup steps read it on the host")
+            if not Path(assets_dir).is_dir():
+                raise ConfigError(f"assets_dir: {str(assets_dir)!r:.300} is not a directory (expected a local "
+                                  "asset cache, filled by osgym tasks fetch-assets)")
+        self.assets_dir = Path(assets_dir).resolve() if assets_dir is not None else None
         self.transport = "tcp" if compat else transport
         self.egress = egress
         # networked replicas never join Docker's default bridge: osgym's own networks, fenced by host rules
