@@ -105,6 +105,8 @@ class ReplicaPool:
         assets_dir: a local offline asset cache (:mod:`osgym.tasks.assets`), mounted read-only into
             compatibility replicas, where OSWorld's ``/setup/download_file`` reads it (and the network
             never). Only with ``compat``: osgym's own setup steps read the cache on the host.
+        memory_merge: opt the replicas' processes into the host's KSM (:mod:`osgym.replicas.ksm`), which
+            merges their identical pages while the operator runs ``ksmd``; off: ``False``.
         force: start even if ``size + standby`` exceeds the hosts' planned capacity.
         health_interval: seconds between background health probes of idle replicas (0 disables).
         start_concurrency: containers started at once.
@@ -134,6 +136,7 @@ class ReplicaPool:
         transport: str = "unix",
         compat: bool = False,
         assets_dir: Path | None = None,
+        memory_merge: bool = True,
         force: bool = False,
         health_interval: float = 2.0,
         start_concurrency: int = 8,
@@ -163,6 +166,7 @@ class ReplicaPool:
                 raise ConfigError(f"assets_dir: {str(assets_dir)!r:.300} is not a directory (expected a local "
                                   "asset cache, filled by osgym tasks fetch-assets)")
         self.assets_dir = Path(assets_dir).resolve() if assets_dir is not None else None
+        self.memory_merge = memory_merge
         self.transport = "tcp" if compat else transport
         self.egress = egress
         # networked replicas never join Docker's default bridge: osgym's own networks, fenced by host rules

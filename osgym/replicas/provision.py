@@ -251,6 +251,8 @@ class Provisioner:
         It is not given the token: whatever goes in here, ``docker inspect`` shows."""
         pool = self.pool
         env = {"OSGYM_SCREEN": f"{pool.screen[0]}x{pool.screen[1]}"}
+        if not pool.memory_merge:
+            env["OSGYM_KSM"] = "0"
         host_kw: dict[str, Any] = dict(
             mem_limit=f"{pool.limits.mem_mib}m", memswap_limit=f"{pool.limits.mem_mib}m",
             nano_cpus=int(pool.limits.cpus * 1e9), pids_limit=pool.limits.pids,

@@ -41,6 +41,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import api  # noqa: E402
 import limits  # noqa: E402
+import memory_merge  # noqa: E402
 import procs  # noqa: E402
 import uids  # noqa: E402
 
@@ -412,6 +413,7 @@ def main():
     compat = os.environ.get("OSGYM_COMPAT") == "1"
     if compat and os.getuid() == 0:
         grant_compat_sudo()
+    memory_merge.opt_in()  # before any child: they inherit it
     uids.drop_to_server()
     os.chdir(SERVER_DIR)
     share_run_dir()
