@@ -265,6 +265,8 @@ class Provisioner:
             log_config={"Type": "json-file",
                         "Config": {"max-size": f"{pool.limits.log_mib}m", "max-file": "2"}},
         )
+        if pool.runtime is not None:
+            host_kw["runtime"] = pool.runtime
         if pool.network_name:
             host_kw["sysctls"] = container_sysctls()
         disk_mib = pool.limits.disk_mib if pool.limits.disk_mib is not None else settings().replica_disk_mib
