@@ -82,8 +82,13 @@ def _osgym_call(text: str) -> list[Action]:
         return [_make(MoveTo, x=n[0], y=n[1]), _make(DragTo, x=n[2], y=n[3])]
     if name == "scroll":
         return [_make(Scroll, x=n[0], y=n[1], dy=n[2])]
-    cls = {"click": Click, "left_double": DoubleClick, "right_single": RightClick, "move": MoveTo}[name]
-    return [_make(cls, x=n[0], y=n[1])]
+    if name == "click":
+        return [_make(Click, x=n[0], y=n[1])]
+    if name == "left_double":
+        return [_make(DoubleClick, x=n[0], y=n[1])]
+    if name == "right_single":
+        return [_make(RightClick, x=n[0], y=n[1])]
+    return [_make(MoveTo, x=n[0], y=n[1])]
 
 
 def parse_osgym(text: str) -> list[Action]:
