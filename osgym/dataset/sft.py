@@ -46,7 +46,7 @@ from osgym.dataset.sft_card import card_text, llamafactory_info
 from osgym.dataset.sft_samples import Frame, Sample, default_system_prompt, episode_samples, frame_reply, step_actions
 from osgym.errors import ConfigError, OsgymError, PolicyError, StoreError, Unrenderable
 
-__all__ = ["EpisodeSelection", "ExportResult", "SftOptions", "export_sft", "sft_schema"]
+__all__ = ["EpisodeSelection", "ExportResult", "SftOptions", "export_sft", "sft_options", "sft_schema"]
 
 ProgressFn = Callable[[int, int], None]
 _STEP_COLUMNS = ["episode_id", "step", "screenshot", "width", "height", "action", "thought"]
@@ -112,6 +112,22 @@ class ExportResult:
     shards: int = 0
     episodes_exported: int = 0
     dropped: Counter[str] = field(default_factory=Counter)
+
+
+def sft_options(options: SftOptions | dict[str, Any] | None) -> SftOptions:
+    """``options`` as :class:`SftOptions`.
+
+    Raises:
+        ConfigError: naming the first invalid field.
+    """
+    if isinstance(options, SftOptions):
+        return options
+    try:
+        return SftOptions(**(options or {}))
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        where = ".".join(str(p) for p in err["loc"]) or "options"
+        raise ConfigError(f"sft export: {where}: {str(err['msg']).removeprefix('Value error, ')}") from exc
 
 
 def sft_schema(style: str) -> pa.Schema:
@@ -299,11 +315,7 @@ def export_sft(
         ConfigError: for invalid options or an ``out`` that holds files.
         StoreError: when the dataset cannot be read or the export cannot be written.
     """
-    try:
-        opts = options if isinstance(options, SftOptions) else SftOptions(**(options or {}))
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        raise ConfigError(f"sft export: {'.'.join(str(p) for p in err['loc']) or 'options'}: {err['msg']}") from exc
+    opts = sft_options(options)
     view = open_dataset(uri, dataset, s3=s3)
     target = Path(out)
     staging = _stage(target)
