@@ -211,9 +211,6 @@ class _Writer:
 
     def close(self) -> None:
         self._close_shard()
-        if self.samples == 0:  # an empty export is still a loadable dataset with the schema
-            pq.write_table(self.schema.empty_table(), self.root / "train-00000.parquet")
-            self.shards = 1
 
 
 def _frames(
@@ -312,7 +309,7 @@ def export_sft(
         progress: called with (episodes done, episodes to do) after each episode.
 
     Raises:
-        ConfigError: for invalid options or an ``out`` that holds files.
+        ConfigError: for invalid options, an ``out`` that holds files, or nothing to export.
         StoreError: when the dataset cannot be read or the export cannot be written.
     """
     opts = sft_options(options)
@@ -347,6 +344,10 @@ def export_sft(
                 progress(done, total)
         writer.close()
         result.samples, result.shards = writer.samples, writer.shards
+        if not result.samples:  # datasets cannot load a Parquet file without rows: say why instead
+            why = ", ".join(f"{k} {v}" for k, v in sorted(result.dropped.items())) or "no episodes"
+            raise ConfigError(f"nothing to export from {dataset}: the filter kept {total} episodes and "
+                              f"they gave no sample (dropped: {why})")
         facts = _facts(dataset, view, opts, selection, result)
         (staging / "export.json").write_text(json.dumps(facts, indent=2, sort_keys=True) + "\n")
         (staging / "README.md").write_text(card_text(facts))
