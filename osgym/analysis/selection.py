@@ -55,7 +55,7 @@ def check_where(expr: str) -> str:
     >>> check_where("success; DROP TABLE episodes")
     Traceback (most recent call last):
     ...
-    osgym.errors.ConfigError: --where: expected one SQL expression, actual a ';' (a second statement) at character 8
+    osgym.errors.ConfigError: --where: expected one SQL expression, actual a ';' (a second statement) at character 7
 
     Raises:
         ConfigError: naming what was found and where.

@@ -74,7 +74,7 @@ def test_history_and_per_episode_shape_the_conversations(demo_store: Path, tmp_p
                                                          load_export: Callable[[Path], Any]) -> None:
     export_sft(demo_store, DATASET, tmp_path / "h2", {"history": 2})
     rows = {(r["episode_id"], r["step"]): r for r in load_export(tmp_path / "h2")}
-    for (eid, step), row in rows.items():
+    for (_eid, step), row in rows.items():
         _check_trl_row(row)
         turns = min(step, 2) + 1
         assert len(row["images"]) == turns and len(row["messages"]) == 1 + 2 * turns
