@@ -20,14 +20,18 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import duckdb
+import pyarrow.dataset as pads
 
-from osgym.analysis.analytics import _read_sql, connect
+from osgym.analysis.analytics import _read_sql, connect_view
 from osgym.analysis.duck import arrow_batches
 from osgym.analysis.frames import frame_stats
-from osgym.dataset.sft import EpisodeSelection
+from osgym.dataset.reader import open_dataset
+from osgym.dataset.schema import TABLES
+from osgym.dataset.sft import EpisodeSelection, shard_pairs
 from osgym.errors import ConfigError
 
 __all__ = ["NAMED_FILTERS", "check_where", "combine_filters", "select_episodes", "select_from_store"]
@@ -163,10 +167,34 @@ def select_episodes(con: duckdb.DuckDBPyConnection, expr: str | None, *, label: 
     return EpisodeSelection(ids=frozenset(kept), expression=expr, label=label or expr, total=total, kept=len(kept))
 
 
+@dataclass(frozen=True)
+class _PairView:
+    """One shard pair as a ``DatasetViewLike``: what :func:`~osgym.analysis.analytics.connect_view` reads."""
+
+    files: dict[str, list[str]]
+    filesystem: Any
+
+    def _dataset(self, table: str) -> pads.Dataset:
+        return pads.dataset(self.files[table], schema=TABLES[table], format="parquet", filesystem=self.filesystem)
+
+    @property
+    def episodes(self) -> pads.Dataset:
+        return self._dataset("episodes")
+
+    @property
+    def steps(self) -> pads.Dataset:
+        return self._dataset("steps")
+
+
 def select_from_store(
     uri: str, dataset: str, *, where: str | None = None, filters: Sequence[str] = (), s3: Any = None
 ) -> EpisodeSelection:
     """Open a dataset and select its episodes with named ``filters`` and a ``where`` expression (AND-ed).
+
+    Every flag is per episode and an episode's rows all sit in one shard pair, so the views are
+    built over one pair at a time: memory stays that of one shard, however large the dataset (one
+    connection over 100 shards of 1,000 episodes peaked at 1.8 GB, DuckDB holding every file's
+    row-group metadata).
 
     Raises:
         ConfigError: for an unknown filter or a refused expression.
@@ -174,8 +202,22 @@ def select_from_store(
     """
     expr = combine_filters(where, filters)
     label = " AND ".join([*(f"filter {f}" for f in filters), *([f"where {where}"] if where else [])]) or None
-    con = connect(uri, dataset, s3)
-    try:
-        return select_episodes(con, expr, label=label)
-    finally:
-        con.close()
+    view = open_dataset(uri, dataset, s3=s3)
+    if expr is None:
+        total = sum(int(m.get("episodes", 0)) for m in view.manifests)
+        return EpisodeSelection(ids=None, expression=None, label=None, total=total, kept=total)
+    kept: set[str] = set()
+    total = 0
+    for _, episodes_file, steps_file in shard_pairs(view):
+        if episodes_file is None:
+            continue  # steps without their episodes: no episode row to keep
+        pair = _PairView({"episodes": [episodes_file], "steps": [steps_file] if steps_file else []},
+                         view.filesystem)
+        con = connect_view(pair)
+        try:
+            part = select_episodes(con, expr, label=label)
+        finally:
+            con.close()
+        total += part.total
+        kept |= part.ids or set()
+    return EpisodeSelection(ids=frozenset(kept), expression=expr, label=label or expr, total=total, kept=len(kept))

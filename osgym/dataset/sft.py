@@ -46,7 +46,8 @@ from osgym.dataset.sft_card import card_text, llamafactory_info
 from osgym.dataset.sft_samples import Frame, Sample, default_system_prompt, episode_samples, frame_reply, step_actions
 from osgym.errors import ConfigError, OsgymError, PolicyError, StoreError, Unrenderable
 
-__all__ = ["EpisodeSelection", "ExportResult", "SftOptions", "export_sft", "sft_options", "sft_schema"]
+__all__ = ["EpisodeSelection", "ExportResult", "SftOptions", "export_sft", "sft_options", "sft_schema",
+           "shard_pairs"]
 
 ProgressFn = Callable[[int, int], None]
 _STEP_COLUMNS = ["episode_id", "step", "screenshot", "width", "height", "action", "thought"]
@@ -162,8 +163,12 @@ def _screen(manifest: dict[str, Any]) -> tuple[int, int] | None:
     return None
 
 
-def _shard_pairs(view: DatasetView) -> Iterator[tuple[dict[str, Any], str | None, str]]:
-    """(manifest, episodes file, steps file) for every steps shard, its episodes twin beside it."""
+def shard_pairs(view: DatasetView) -> Iterator[tuple[dict[str, Any], str | None, str]]:
+    """(manifest, episodes file, steps file) for every steps shard, its episodes twin beside it.
+
+    The writer keeps an episode and its steps in the same pair (``part-N`` of both tables), so
+    anything computed per episode can be computed one pair at a time, in bounded memory.
+    """
     for m in view.manifests:
         episodes = {PurePosixPath(e["path"]).name: f"{view.root}/{e['path']}" for e in m["tables"].get("episodes", [])}
         for e in m["tables"].get("steps", []):
@@ -255,7 +260,7 @@ def _episodes(view: DatasetView, selection: EpisodeSelection | None) -> Iterator
     """(manifest, episode row, its steps) for each selected episode, streaming shard pair by shard pair."""
     fs = view.filesystem
     keep = None if selection is None else selection.ids
-    for manifest, episodes_path, steps_path in _shard_pairs(view):
+    for manifest, episodes_path, steps_path in shard_pairs(view):
         meta: dict[str, dict[str, Any]] = {}
         if episodes_path:
             table = pq.read_table(fs.open_input_file(episodes_path), columns=_META_COLUMNS)
