@@ -36,6 +36,7 @@ bench: deps docker images  ## every benchmark in turn (run on a quiet machine); 
 	$(PYTHON) bench/bench_pool.py reset
 	$(PYTHON) bench/bench_pool.py active --levels 20,40,80
 	$(PYTHON) bench/bench_store_memory.py
+	$(PYTHON) bench/bench_sft_export.py --data /tmp/osgym-bench-sft
 	$(PYTHON) bench/bench_collect.py --episodes 2000 --replicas 6
 
 images: deps docker  ## build osgym/base (debootstrap) and osgym/desktop, unless up to date

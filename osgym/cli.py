@@ -404,20 +404,59 @@ app.add_typer(dataset_app, name="dataset")
 @dataset_app.command("export")
 def dataset_export(
     dataset: Annotated[str, typer.Argument(help="dataset name under the store")],
-    out: Annotated[Path, typer.Option(help="output directory")],
+    out: Annotated[Path, typer.Option(help="output directory (new or empty)")],
     store: Annotated[str, typer.Option(help="store root: a directory or s3://bucket/prefix")] = "./data",
-    format: Annotated[str, typer.Option(help="export format; only jsonl (AgentNet-style) for now")] = "jsonl",
+    format: Annotated[str, typer.Option(help="jsonl (AgentNet-style) or sft (chat samples for TRL/LLaMA-Factory)")]
+    = "jsonl",
+    action_format: Annotated[str, typer.Option(help="sft: how actions are written: pyautogui, computer_13, "
+                                                    "anthropic, uitars or osgym")] = "pyautogui",
+    style: Annotated[str, typer.Option(help="sft: trl (content lists) or llamafactory (<image> strings)")] = "trl",
+    per: Annotated[str, typer.Option(help="sft: one sample per step or per episode")] = "step",
+    history: Annotated[int | None, typer.Option(help="sft: past screenshots per sample (default: 0 per step, "
+                                                     "all per episode)")] = None,
+    where: Annotated[str | None, typer.Option(help="sft: keep episodes where this SQL expression over "
+                                                   "episode_quality holds")] = None,
+    filter: Annotated[list[str] | None, typer.Option("--filter", help="sft: successful, clean (repeatable)")] = None,
+    max_side: Annotated[int | None, typer.Option(help="sft: resize screenshots to at most this side")] = None,
+    max_pixels: Annotated[int | None, typer.Option(help="sft: resize screenshots to at most this many pixels")]
+    = None,
+    coords: Annotated[str, typer.Option(help="sft, uitars: relative1000 or absolute")] = "relative1000",
+    system_prompt: Annotated[str | None, typer.Option(help="sft: system prompt template ({instruction}, "
+                                                           "{width}, {height})")] = None,
+    user_prompt: Annotated[str, typer.Option(help="sft: first user turn's template")] = "{instruction}",
 ) -> None:
-    """Export a dataset as AgentNet-style JSONL with the screenshots beside it."""
-    from osgym.dataset import export_jsonl
+    """Export a dataset: AgentNet-style JSONL, or chat samples (Parquet) that SFT trainers load directly."""
+    if format == "jsonl":
+        from osgym.dataset import export_jsonl
 
-    if format != "jsonl":
-        raise _fail(OsgymError(f"--format: expected jsonl, actual {format!r}"))
+        try:
+            path = export_jsonl(store, dataset, out)
+        except OsgymError as exc:
+            raise _fail(exc) from exc
+        console.print(f"exported to {path}")
+        return
+    if format != "sft":
+        raise _fail(ConfigError(f"--format: expected jsonl or sft, actual {format!r}"))
+    from osgym.analysis.selection import select_from_store
+    from osgym.dataset.sft import export_sft, sft_options
+
+    raw = {"action_format": action_format, "style": style, "per": per, "history": history,
+               "max_side": max_side, "max_pixels": max_pixels, "coord_space": coords,
+               "system_prompt": system_prompt, "user_prompt": user_prompt}
     try:
-        path = export_jsonl(store, dataset, out)
+        options = sft_options(raw)
+        selection = select_from_store(store, dataset, where=where, filters=filter or ())
+        with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                      TimeElapsedColumn(), console=err) as progress:
+            bar = progress.add_task(f"export {dataset}", total=selection.kept)
+            result = export_sft(store, dataset, out, options, selection=selection,
+                                progress=lambda done, total: progress.update(bar, completed=done, total=total))
     except OsgymError as exc:
         raise _fail(exc) from exc
-    console.print(f"exported to {path}")
+    dropped = ", ".join(f"{k} {v}" for k, v in sorted(result.dropped.items())) or "none"
+    console.print(f"exported {result.samples} samples from {result.episodes_exported} episodes to {result.path} "
+                  f"(filter kept {selection.kept} of {selection.total} episodes; dropped after it: {dropped})",
+                  highlight=False, markup=False)
 
 
 def main() -> None:

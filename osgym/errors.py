@@ -17,6 +17,7 @@
     │   ├── SetupError
     │   └── EvaluatorError
     ├── PolicyError            the policy failed or answered something unusable
+    │   └── Unrenderable       an action has no form in the chosen action format (exports)
     └── StoreError             the dataset store failed
 
 Lower-level errors (docker, httpx, botocore) are re-raised as the most specific
@@ -109,6 +110,10 @@ class PolicyError(OsgymError):
     """Raised when a policy fails or returns something that is not an action."""
 
     error_class = "policy_error"
+
+
+class Unrenderable(PolicyError):
+    """Raised when an action cannot be written in an action format (UI-TARS has no mouse-down, ...)."""
 
 
 class EpisodeTimeout(OsgymError):

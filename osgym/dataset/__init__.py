@@ -14,6 +14,8 @@ One module per concern:
 - :mod:`~osgym.dataset.merge`: :func:`merge_parts`, committing a scale-out run.
 - :mod:`~osgym.dataset.card`, :mod:`~osgym.dataset.export`, :mod:`~osgym.dataset.sidecars`:
   the dataset card, the JSONL export and sidecar tables.
+- :mod:`~osgym.dataset.sft` (with :mod:`~osgym.dataset.sft_samples`, :mod:`~osgym.dataset.sft_card` and
+  :mod:`~osgym.dataset.resize`): chat samples that SFT trainers load directly (``export_sft``).
 """
 
 from osgym.dataset.backends import Backend, S3Options, register_backend

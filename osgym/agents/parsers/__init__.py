@@ -12,6 +12,10 @@ raises :class:`~osgym.errors.PolicyError`:
   computer-use tool call; :func:`parse_anthropic_response`, such inputs as JSON in a reply.
 * :mod:`~osgym.agents.parsers.uitars`: :func:`parse_uitars` and :func:`parse_uitars_response`,
   UI-TARS action text.
+* :mod:`~osgym.agents.parsers.osgym_strings`: :func:`parse_osgym` and :func:`parse_osgym_response`,
+  OSGym's action strings (``click(x,y)&type(hi)``).
+
+:mod:`osgym.agents.renderers` writes typed actions back into each of these formats.
 
 Coordinates come out in whatever space the input used, except for UI-TARS,
 which is scaled to the screen. :func:`scale_actions` maps pixel coordinates
@@ -27,13 +31,14 @@ A new format is a new module here ending in ``register_format(...)``, imported b
 [Hotkey(action_type='HOTKEY', keys=['ctrl', 's'])]
 >>> parse_uitars("Action: click(start_box='(500,500)')", screen=(1920, 1080))
 [Click(action_type='CLICK', x=960, y=540, button='left', num_clicks=1)]
->>> [name for name in format_names() if name in ("pyautogui", "computer_13", "uitars", "anthropic")]
-['anthropic', 'computer_13', 'pyautogui', 'uitars']
+>>> [name for name in format_names() if name in ("pyautogui", "computer_13", "uitars", "anthropic", "osgym")]
+['anthropic', 'computer_13', 'osgym', 'pyautogui', 'uitars']
 """
 
 from osgym.agents.parsers._common import MAX_REPEAT, SPECIAL_CODES, scale_actions, split_fenced
 from osgym.agents.parsers.anthropic import parse_anthropic, parse_anthropic_response, xdotool_chords
 from osgym.agents.parsers.computer13 import parse_computer13_response
+from osgym.agents.parsers.osgym_strings import parse_osgym, parse_osgym_response
 from osgym.agents.parsers.pyautogui import parse_pyautogui, parse_pyautogui_response
 from osgym.agents.parsers.registry import (
     ActionFormat,
@@ -63,6 +68,8 @@ __all__ = [
     "parse_anthropic",
     "parse_anthropic_response",
     "parse_computer13_response",
+    "parse_osgym",
+    "parse_osgym_response",
     "parse_pyautogui",
     "parse_pyautogui_response",
     "parse_uitars",

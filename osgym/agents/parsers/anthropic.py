@@ -14,6 +14,7 @@ from osgym.agents.parsers._common import (
     _json_in,
     _make,
     _number,
+    _special,
     _string,
     _waits,
     scale_actions,
@@ -26,6 +27,7 @@ from osgym.replicas.actions import (
     Click,
     DoubleClick,
     DragTo,
+    Fail,
     KeyDown,
     KeyUp,
     MouseDown,
@@ -34,7 +36,9 @@ from osgym.replicas.actions import (
     RightClick,
     Scroll,
     Typing,
+    Wait,
 )
+from osgym.replicas.actions import Done as DoneAction
 
 __all__ = ["parse_anthropic", "parse_anthropic_response", "xdotool_chords"]
 
@@ -58,6 +62,7 @@ _ANTHROPIC_ACTIONS: dict[str, frozenset[str]] = {
     "zoom": frozenset({"region"}),
 }
 _OBSERVE_ONLY = frozenset({"cursor_position", "screenshot", "zoom"})
+_SpecialActions = (Wait, Fail, DoneAction)
 
 
 def xdotool_chords(text: str) -> list[list[str]]:
@@ -211,6 +216,8 @@ def parse_anthropic_response(text: str) -> tuple[str | None, list[Action]]:
 
     For models served without tool calling: the JSON is one tool input, or a
     list of them, fenced or bare. Coordinates stay in the space the model saw.
+    The tool has no way to end a task, so OSWorld's ``WAIT``, ``DONE`` and ``FAIL``
+    (the whole reply, or a fenced block) are read as those actions.
 
     >>> parse_anthropic_response('Saving.\\n```json\\n{"action": "key", "text": "ctrl+s"}\\n```')
     ('Saving.', [Hotkey(action_type='HOTKEY', keys=['ctrl', 's'])])
@@ -222,8 +229,15 @@ def parse_anthropic_response(text: str) -> tuple[str | None, list[Action]]:
         raise PolicyError(f"expected a reply as a string, actual {type(text).__name__}")
     what = "computer-use tool input JSON (an object with an action, or a list)"
     prose, blocks = split_fenced(text)
+    if not blocks:
+        special = _special(text)
+        if special is not None:  # the tool has no done/fail: OSWorld's codes end an episode
+            return None, special
+    values: list[Any] = []
     if blocks:
-        values = [_json_in(block, what)[0] for block in blocks]
+        for block in blocks:
+            special = _special(block)
+            values.append(special if special is not None else _json_in(block, what)[0])
     else:
         value, start = _json_in(text, what)
         prose, values = text[:start].strip() or None, [value]
@@ -232,7 +246,7 @@ def parse_anthropic_response(text: str) -> tuple[str | None, list[Action]]:
         raise PolicyError(f"expected at most {MAX_REPEAT} tool inputs, actual {len(inputs)}")
     actions: list[Action] = []
     for item in inputs:
-        _extend(actions, parse_anthropic(item))
+        _extend(actions, [item] if isinstance(item, _SpecialActions) else parse_anthropic(item))
     return prose, actions
 
 

@@ -13,6 +13,7 @@ action_format   reply                                                 coordinate
 ``computer_13`` computer_13 JSON, flat or OSWorld-nested              image pixels
 ``uitars``      ``Thought: ... Action: click(start_box='(x,y)')``     0..1000 or image pixels
 ``anthropic``   computer-use tool input JSON (give a ``system_prompt``) image pixels
+``osgym``       OSGym's strings ``click(x,y)&type(hi)``, fenced or bare image pixels
 =============== ===================================================== ============
 
 A format registered elsewhere (:func:`osgym.agents.parsers.register_format`) works the same way.

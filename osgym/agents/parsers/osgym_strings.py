@@ -1,0 +1,160 @@
+"""OSGym's action strings (agiopen-org/osgym ``POST /step``): ``click(x,y)&type(hello)``.
+
+The calls OSGym's server accepts, in pixels of the screen it runs them on, joined by ``&``:
+``click(x,y)``, ``left_double(x,y)``, ``right_single(x,y)``, ``drag(x1,y1,x2,y2)``,
+``move(x,y)``, ``scroll(x,y,d)`` (``d`` wheel clicks, positive is up), ``hotkey(k1,k2,...)``,
+``press(key)``, ``type(text)`` (the text is everything between the parentheses, taken as it
+is), ``wait()``, ``call_user()`` (FAIL) and ``finish()`` (DONE). Arguments are split on commas
+and stripped, as OSGym's server does; ``type`` keeps its text unsplit. A reply may wrap the
+string in a fenced block, with a thought before it.
+"""
+
+from __future__ import annotations
+
+import re
+
+from osgym.agents.parsers._common import _excerpt, _extend, _make, scale_actions, split_fenced
+from osgym.agents.parsers.registry import ActionFormat, ReplyContext, register_format
+from osgym.errors import PolicyError
+from osgym.replicas.actions import (
+    Action,
+    Click,
+    DoubleClick,
+    DragTo,
+    Fail,
+    Hotkey,
+    MoveTo,
+    Press,
+    RightClick,
+    Scroll,
+    Typing,
+    Wait,
+)
+from osgym.replicas.actions import Done as DoneAction
+
+__all__ = ["OSGYM_CALLS", "PROMPT", "parse_osgym", "parse_osgym_response"]
+
+OSGYM_CALLS = (
+    "click", "left_double", "right_single", "drag", "move", "scroll", "hotkey", "press", "type",
+    "wait", "call_user", "finish",
+)
+_CALL = re.compile(r"^(\w+)\((.*)\)$", re.DOTALL)
+_ARITY = {"click": 2, "left_double": 2, "right_single": 2, "move": 2, "drag": 4, "scroll": 3,
+          "press": 1, "wait": 0, "call_user": 0, "finish": 0}
+_MAX_CALLS = 100
+
+
+def _ints(name: str, args: list[str]) -> list[int]:
+    out = []
+    for arg in args:
+        if not re.fullmatch(r"-?\d+", arg):
+            raise PolicyError(f"{name}: expected integer arguments, actual {_excerpt(arg)}")
+        out.append(int(arg))
+    return out
+
+
+def _osgym_call(text: str) -> list[Action]:
+    match = _CALL.match(text.strip())
+    if match is None:
+        raise PolicyError(f"expected an OSGym call such as click(x,y), actual {_excerpt(text)}")
+    name, inner = match.groups()
+    if name not in OSGYM_CALLS:
+        raise PolicyError(f"expected an OSGym call among {', '.join(OSGYM_CALLS)}, actual {_excerpt(name)}")
+    if name == "type":
+        return [_make(Typing, text=inner)]
+    args = [a.strip() for a in inner.split(",")] if inner.strip() else []
+    if name == "hotkey":
+        if not args or any(not a for a in args):
+            raise PolicyError(f"hotkey: expected key names joined by commas, actual {_excerpt(inner)}")
+        return [_make(Hotkey, keys=args)]
+    if len(args) != _ARITY[name]:
+        raise PolicyError(f"{name}: expected {_ARITY[name]} arguments, actual {len(args)}")
+    if name == "press":
+        return [_make(Press, key=args[0])]
+    if name == "wait":
+        return [Wait()]
+    if name == "call_user":
+        return [Fail()]
+    if name == "finish":
+        return [DoneAction()]
+    n = _ints(name, args)
+    if name == "drag":
+        return [_make(MoveTo, x=n[0], y=n[1]), _make(DragTo, x=n[2], y=n[3])]
+    if name == "scroll":
+        return [_make(Scroll, x=n[0], y=n[1], dy=n[2])]
+    if name == "click":
+        return [_make(Click, x=n[0], y=n[1])]
+    if name == "left_double":
+        return [_make(DoubleClick, x=n[0], y=n[1])]
+    if name == "right_single":
+        return [_make(RightClick, x=n[0], y=n[1])]
+    return [_make(MoveTo, x=n[0], y=n[1])]
+
+
+def parse_osgym(text: str) -> list[Action]:
+    """Parse an OSGym action string, calls joined by ``&``, into typed actions.
+
+    >>> parse_osgym("click(10,20)&type(hi there)")
+    [Click(action_type='CLICK', x=10, y=20, button='left', num_clicks=1), Typing(action_type='TYPING', text='hi there')]
+    >>> parse_osgym("scroll(5, 6, -50)")
+    [Scroll(action_type='SCROLL', dx=0, dy=-50, x=5, y=6)]
+
+    Raises:
+        PolicyError: on an unknown call, a wrong number of arguments or a bad value.
+    """
+    if not isinstance(text, str):
+        raise PolicyError(f"expected an OSGym action string, actual {type(text).__name__}")
+    parts = text.split("&")
+    if len(parts) > _MAX_CALLS:
+        raise PolicyError(f"expected at most {_MAX_CALLS} calls, actual {len(parts)}")
+    actions: list[Action] = []
+    for part in parts:
+        _extend(actions, _osgym_call(part))
+    return actions
+
+
+def parse_osgym_response(text: str) -> tuple[str | None, list[Action]]:
+    """Split a reply into its thought and the actions of its OSGym string (fenced, or the whole reply).
+
+    >>> parse_osgym_response("Open it.\\n```\\nleft_double(3,4)\\n```")
+    ('Open it.', [DoubleClick(action_type='DOUBLE_CLICK', x=3, y=4)])
+
+    Raises:
+        PolicyError: as :func:`parse_osgym` does.
+    """
+    if not isinstance(text, str):
+        raise PolicyError(f"expected a reply as a string, actual {type(text).__name__}")
+    prose, blocks = split_fenced(text)
+    if not blocks:
+        return None, parse_osgym(text)
+    actions: list[Action] = []
+    for block in blocks:
+        _extend(actions, parse_osgym(block))
+    return prose, actions
+
+
+PROMPT = """\
+You operate a Linux desktop computer with its mouse and keyboard to carry out a task for a user.
+Each turn you see a screenshot of the screen, {width}x{height} pixels; coordinates are pixels of \
+that screenshot, counted from its top-left corner.
+
+Reply with one short sentence of reasoning, then a code block holding the next action as one of \
+these calls, several joined by &:
+click(x,y) | left_double(x,y) | right_single(x,y) | drag(x1,y1,x2,y2) | move(x,y) | \
+scroll(x,y,clicks) (positive clicks scroll up) | hotkey(key1,key2) | press(key) | type(text) | \
+wait() | finish() once the task is complete | call_user() if it cannot be done
+For example:
+```
+click(120,340)
+```
+
+Task: {instruction}"""
+"""The default system prompt asking for OSGym action strings."""
+
+
+def _parse_reply(text: str, ctx: ReplyContext) -> tuple[str | None, list[Action]]:
+    thought, actions = parse_osgym_response(text)
+    return thought, scale_actions(actions, ctx.image_size, ctx.screen)
+
+
+register_format(ActionFormat("osgym", _parse_reply, PROMPT, "OSGym's action strings, calls joined by &"))
