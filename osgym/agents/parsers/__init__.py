@@ -10,6 +10,8 @@ raises :class:`~osgym.errors.PolicyError`:
   computer_13 JSON, flat or OSWorld's nested ``{"action_type": ..., "parameters": {...}}`` form.
 * :mod:`~osgym.agents.parsers.anthropic`: :func:`parse_anthropic`, the ``input`` of an Anthropic
   computer-use tool call; :func:`parse_anthropic_response`, such inputs as JSON in a reply.
+* :mod:`~osgym.agents.parsers.osgym_text`: :func:`parse_osgym`, OSGym's action strings
+  (``click(x,y)&type(text)&finish()``), which ``osgym serve`` speaks.
 * :mod:`~osgym.agents.parsers.uitars`: :func:`parse_uitars` and :func:`parse_uitars_response`,
   UI-TARS action text.
 
@@ -34,6 +36,7 @@ A new format is a new module here ending in ``register_format(...)``, imported b
 from osgym.agents.parsers._common import MAX_REPEAT, SPECIAL_CODES, scale_actions, split_fenced
 from osgym.agents.parsers.anthropic import parse_anthropic, parse_anthropic_response, xdotool_chords
 from osgym.agents.parsers.computer13 import parse_computer13_response
+from osgym.agents.parsers.osgym_text import parse_osgym
 from osgym.agents.parsers.pyautogui import parse_pyautogui, parse_pyautogui_response
 from osgym.agents.parsers.registry import (
     ActionFormat,
@@ -63,6 +66,7 @@ __all__ = [
     "parse_anthropic",
     "parse_anthropic_response",
     "parse_computer13_response",
+    "parse_osgym",
     "parse_pyautogui",
     "parse_pyautogui_response",
     "parse_uitars",
