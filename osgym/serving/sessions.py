@@ -196,6 +196,9 @@ class SessionManager:
         self._reaper = threading.Thread(target=self._reap_loop, name="osgym-serve-reaper", daemon=True)
         self._reaper.start()
 
+    def __deepcopy__(self, memo: dict[int, Any]) -> SessionManager:
+        return self  # a live resource, shared: gymnasium.make deep-copies its kwargs, and envs share a manager
+
     # ---- queries -------------------------------------------------------------------------------------
     def __len__(self) -> int:
         with self._lock:
@@ -249,6 +252,8 @@ class SessionManager:
             t0 = time.perf_counter()
             try:
                 run_setup(replica, task.config, task_id=task.id)
+                if self.limits.settle_s:  # the first screen once setup's windows have drawn, not midway
+                    replica.act([], settle=self.limits.settle_s)
                 session.trajectory.setup_s = time.perf_counter() - t0
                 session.observation = self._observe(session, 0)
             except BaseException as exc:  # the episode is recorded and the replica given back, on every path
