@@ -134,7 +134,9 @@ def run_load(image: str, client: docker.DockerClient, store: Path, *, clients: i
     with serving(config, docker_client=client, pool_name=pool_name, tokens=[TOKEN]) as s, \
             ServerThread(s.app) as server:
         log(f"pool ready in {time.monotonic() - t0:.1f} s; {clients} clients for {duration_s:g} s")
+        t1 = time.monotonic()
         stats = run_clients(server.url, clients, duration_s, steps, screen)
+        wall_s = time.monotonic() - t1  # past duration_s by the episodes in flight at the deadline
         ended_by_server = s.manager.episodes_ended
         sink_errors = list(s.manager.sink_errors)
     episodes = open_dataset(store, "load").episodes.to_table().to_pylist()
@@ -143,7 +145,7 @@ def run_load(image: str, client: docker.DockerClient, store: Path, *, clients: i
     out.update({"episodes_in_dataset": len(episodes), "episodes_ended": ended_by_server,
                 "distinct_episode_ids": len({e["episode_id"] for e in episodes}), "sink_errors": sink_errors,
                 "containers_left": len(left), "clients": clients, "replicas": replicas, "duration_s": duration_s,
-                "episodes_per_min": round(60 * stats.opened / duration_s, 1)})
+                "wall_s": round(wall_s, 1), "episodes_per_min": round(60 * stats.opened / wall_s, 1)})
     return out
 
 
@@ -162,7 +164,7 @@ def overhead(image: str, client: docker.DockerClient, steps: int, screen: tuple[
                 direct.append(time.perf_counter() - t0)
     served: list[float] = []
     config = ServeConfig(tier="desktop", image=image, replicas=1, standby=0, screen=screen, settle_s=0.0,
-                         record=False)
+                         record=False, max_steps=steps + 100)
     with serving(config, docker_client=client, pool_name=name + "-s", tokens=[TOKEN]) as s, \
             ServerThread(s.app) as server, \
             httpx.Client(base_url=server.url, headers={"Authorization": f"Bearer {TOKEN}"}, timeout=60) as http:
