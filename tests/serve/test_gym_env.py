@@ -71,7 +71,7 @@ def test_two_groups_get_two_seeds(manager: SessionManager) -> None:
 
 
 def test_the_env_over_a_server(image: str, docker_client: docker.DockerClient, tmp_path: Path) -> None:
-    with running(image, docker_client, tmp_path, replicas=1, standby=1) as (s, url):
+    with running(image, docker_client, tmp_path, replicas=2, standby=0) as (s, url):
         env = gymnasium.make(ENV_ID, url=url, token=TOKEN, screen=(1280, 800))
         try:
             obs, info = env.reset(options={"task": folder_task("gym")})
@@ -86,6 +86,16 @@ def test_the_env_over_a_server(image: str, docker_client: docker.DockerClient, t
             assert obs["instruction"]
         finally:
             env.close()
+        # Gymnasium's own AsyncVectorEnv (a process per sub-env) over the server, group-reset by a list of seeds
+        envs = gymnasium.make_vec(ENV_ID, num_envs=2, vectorization_mode="async",
+                                  vector_kwargs={"shared_memory": False}, url=url, token=TOKEN, screen=(1280, 800),
+                                  suite="desktop-basics")
+        try:
+            obs, info = envs.reset(seed=[5, 5])
+            assert obs["instruction"][0] == obs["instruction"][1]
+            assert np.array_equal(obs["image"][0], obs["image"][1])
+        finally:
+            envs.close()
         assert len(s.manager) == 0
 
 

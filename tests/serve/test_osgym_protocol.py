@@ -186,3 +186,16 @@ def test_every_served_episode_is_recorded(image: str, docker_client: docker.Dock
     last = [st for st in steps if st["episode_id"] == solved["episode_id"] and st["done"]]
     assert len(last) == 1 and last[0]["reward"] == 1.0 and last[0]["action_type"] == "DONE"
     assert all(st["screenshot"]["bytes"][:2] == b"\xff\xd8" for st in steps)  # JPEGs as the replica encoded them
+
+
+def test_a_replica_that_dies_mid_episode_is_a_502_and_a_fault(server: tuple[Serving, str],
+                                                              client: OSGymClient) -> None:
+    s = server[0]
+    vm = client.reset(infeasible_task()).json()["vm_id"]
+    faulted = s.pool.stats.faulted
+    s.manager.get(OWNER, vm).replica.container.kill()
+    r = client.step(vm, "click(10,10)")
+    assert r.status_code == 502 and r.json()["error"] in ("ReplicaUnreachable", "ActionFailed"), r.text
+    assert s.pool.stats.faulted == faulted + 1  # discarded as faulted, a replacement started
+    assert client.step(vm, "wait()").status_code == 404
+    assert client.reset(infeasible_task()).status_code == 200  # the pool goes on
