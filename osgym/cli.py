@@ -383,7 +383,7 @@ def serve(
         raise _fail(exc) from exc
     _docker()
     try:
-        run_server(config, log=lambda m: console.print(m, markup=False, highlight=False))
+        run_server(config, log=lambda m: console.print(m, markup=False, highlight=False, soft_wrap=True))
     except OsgymError as exc:
         raise _fail(exc) from exc
 

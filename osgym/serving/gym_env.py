@@ -20,7 +20,8 @@ sub-envs in parallel threads, and its ``reset(seed=s)`` is a *group reset*: sub-
 ``s + i // group_size``, so each group of ``group_size`` replicas is set up from the same task and seed
 (GRPO's N samples of one prompt). ``gymnasium.make_vec("osgym/Desktop-v0", num_envs=N,
 vectorization_mode="vector_entry_point", group_size=N)`` builds it; Gymnasium's own ``SyncVectorEnv``
-and ``AsyncVectorEnv`` work too, and group-reset with ``reset(seed=[s] * N)``.
+and ``AsyncVectorEnv`` work too, and group-reset with ``reset(seed=[s] * N)`` (the async one over a
+server, with ``vector_kwargs={"shared_memory": False}``: instructions are any text, not a fixed charset).
 """
 
 from __future__ import annotations
