@@ -49,3 +49,12 @@ def test_a_tokenless_server_serves_osgyms_client_on_loopback(image: str, docker_
         assert httpx.post(f"{url}/step", json={"vm_id": r.json()["vm_id"], "action": "call_user()"},
                           timeout=120).json()["reward"] == 1.0
         assert s.printed_token is None
+
+
+def test_tokens_come_from_the_settings_masked(monkeypatch: pytest.MonkeyPatch) -> None:
+    from osgym.settings import settings
+
+    monkeypatch.setenv("OSGYM_SERVE_TOKENS", f"{GOOD}, {'h' * 32}")
+    tokens = settings().serve_tokens
+    assert [t.get_secret_value() for t in tokens] == [GOOD, "h" * 32]
+    assert GOOD not in repr(settings())
