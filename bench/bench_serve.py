@@ -5,9 +5,10 @@ shutdown (every other episode ends with ``finish()`` instead) on ``--replicas`` 
 ``--duration`` seconds. Then the server stops and the check: every session a reset opened is a row of
 the dataset, and no container of the pool is left.
 
-``overhead``: one replica, ``--steps`` steps of one pointer move and a full-screen JPEG, first on a
-leased replica directly (``Replica.act`` + ``Replica.observe``, as the session manager does them), then
-through ``POST /step`` of a server on this machine; reports p50/p95 of each and the difference.
+``overhead``: one replica (and a standby), ``--steps`` steps of one pointer move and a full-screen JPEG,
+and ``--resets`` resets (lease a ready replica and observe it), first on the pool directly
+(``Replica.act`` + ``Replica.observe``, as the session manager does them), then through ``POST /step``
+and ``POST /reset`` of a server on this machine; reports p50/p95 of each and the difference.
 
 Usage:
     python bench/bench_serve.py load [--clients 32] [--replicas 8] [--duration 300] [--steps 3]
@@ -149,25 +150,57 @@ def run_load(image: str, client: docker.DockerClient, store: Path, *, clients: i
     return out
 
 
-def overhead(image: str, client: docker.DockerClient, steps: int, screen: tuple[int, int]) -> dict[str, Any]:
-    """Step latency on the pool directly and through the server (one move + a JPEG), same replica kind."""
+def _wait_idle(pool: ReplicaPool, timeout: float = 120) -> None:
+    """Until a ready replica waits in the lease queue, so that a timed reset measures the fast path."""
+    deadline = time.monotonic() + timeout
+    while pool.idle < 1:
+        if time.monotonic() > deadline:
+            raise TimeoutError("no replica became ready")
+        time.sleep(0.05)
+
+
+def overhead(image: str, client: docker.DockerClient, steps: int, screen: tuple[int, int],
+             resets: int = 10) -> dict[str, Any]:
+    """Step and reset latency on the pool directly and through the server, same replica kind.
+
+    A step is one move and an observation (window list + JPEG); a reset leases a ready replica (each
+    timed reset waits first until the standby is ready) and observes it, for a task without setup.
+    """
     rng = random.Random(0)
     name = f"bench-serve-{uuid.uuid4().hex[:6]}"
     direct: list[float] = []
-    with ReplicaPool(image, 1, standby=0, name=name, docker_client=client, screen=screen) as pool, \
-            pool.lease() as replica:
-        for i in range(steps + 10):
+    direct_reset: list[float] = []
+    with ReplicaPool(image, 1, standby=1, name=name, docker_client=client, screen=screen) as pool:
+        for _ in range(resets):
+            _wait_idle(pool)
             t0 = time.perf_counter()
-            replica.act([MoveTo(x=rng.randrange(screen[0]), y=rng.randrange(screen[1]))], settle=0.0)
-            replica.observe("", i, format="jpeg", quality=80)
-            if i >= 10:
-                direct.append(time.perf_counter() - t0)
+            replica = pool.acquire()
+            replica.observe("", 0, format="jpeg", quality=80)
+            direct_reset.append(time.perf_counter() - t0)
+            pool.release(replica)
+        _wait_idle(pool)
+        with pool.lease() as replica:
+            for i in range(steps + 10):
+                t0 = time.perf_counter()
+                replica.act([MoveTo(x=rng.randrange(screen[0]), y=rng.randrange(screen[1]))], settle=0.0)
+                replica.observe("", i, format="jpeg", quality=80)
+                if i >= 10:
+                    direct.append(time.perf_counter() - t0)
     served: list[float] = []
-    config = ServeConfig(tier="desktop", image=image, replicas=1, standby=0, screen=screen, settle_s=0.0,
+    served_reset: list[float] = []
+    config = ServeConfig(tier="desktop", image=image, replicas=1, standby=1, screen=screen, settle_s=0.0,
                          record=False, max_steps=steps + 100)
     with serving(config, docker_client=client, pool_name=name + "-s", tokens=[TOKEN]) as s, \
             ServerThread(s.app) as server, \
             httpx.Client(base_url=server.url, headers={"Authorization": f"Bearer {TOKEN}"}, timeout=60) as http:
+        for _ in range(resets):
+            _wait_idle(s.pool)
+            t0 = time.perf_counter()
+            r = http.post("/reset", json={"task_config": TASK, "timeout": 600})
+            served_reset.append(time.perf_counter() - t0)
+            assert r.status_code == 200, r.text
+            http.post("/shutdown", json={"vm_id": r.json()["vm_id"]})
+        _wait_idle(s.pool)
         vm = http.post("/reset", json={"task_config": TASK, "timeout": 600}).json()["vm_id"]
         for i in range(steps + 10):
             action = f"move({rng.randrange(screen[0])},{rng.randrange(screen[1])})"
@@ -178,10 +211,13 @@ def overhead(image: str, client: docker.DockerClient, steps: int, screen: tuple[
             if i >= 10:
                 served.append(elapsed)
     d50, s50 = statistics.median(direct), statistics.median(served)
-    return {"steps": steps, "screen": list(screen), "direct_p50_ms": round(1000 * d50, 2),
+    r50, q50 = statistics.median(direct_reset), statistics.median(served_reset)
+    return {"steps": steps, "resets": resets, "screen": list(screen), "direct_p50_ms": round(1000 * d50, 2),
             "direct_p95_ms": round(1000 * percentile(direct, 95), 2), "served_p50_ms": round(1000 * s50, 2),
             "served_p95_ms": round(1000 * percentile(served, 95), 2),
-            "overhead_p50_ms": round(1000 * (s50 - d50), 2)}
+            "overhead_p50_ms": round(1000 * (s50 - d50), 2),
+            "reset_direct_p50_ms": round(1000 * r50, 1), "reset_served_p50_ms": round(1000 * q50, 1),
+            "reset_overhead_p50_ms": round(1000 * (q50 - r50), 1)}
 
 
 def main() -> None:
@@ -194,6 +230,7 @@ def main() -> None:
     load.add_argument("--steps", type=int, default=3)
     ov = sub.add_parser("overhead")
     ov.add_argument("--steps", type=int, default=200)
+    ov.add_argument("--resets", type=int, default=10)
     for p in (load, ov):
         p.add_argument("--screen", default="1280x800")
         p.add_argument("--json", type=Path)
@@ -208,7 +245,7 @@ def main() -> None:
                            duration_s=args.duration, steps=args.steps, pool_name=f"bench-load-{uuid.uuid4().hex[:6]}",
                            screen=(screen[0], screen[1]))
     else:
-        out = overhead(image, client, args.steps, (screen[0], screen[1]))
+        out = overhead(image, client, args.steps, (screen[0], screen[1]), args.resets)
     text = json.dumps(out, indent=2)
     print(text)
     if args.json:

@@ -14,8 +14,9 @@ from __future__ import annotations
 import contextlib
 import socket
 import threading
+import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import uvicorn
@@ -77,7 +78,6 @@ class Serving:
     printed_token: str | None = None
     """The token made at start when the operator configured none (printed once, never stored)."""
     run_id: str = ""
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 @contextlib.contextmanager
@@ -163,8 +163,6 @@ class ServerThread:
 
     def __enter__(self) -> ServerThread:
         self._thread.start()
-        import time
-
         deadline = time.monotonic() + 30
         while not self._server.started:
             if not self._thread.is_alive() or time.monotonic() > deadline:
