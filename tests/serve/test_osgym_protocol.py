@@ -166,11 +166,17 @@ def test_a_vanished_clients_replica_is_reclaimed(server: tuple[Serving, str], cl
 
 
 def test_every_served_episode_is_recorded(image: str, docker_client: docker.DockerClient, tmp_path: Path) -> None:
-    with running(image, docker_client, tmp_path, replicas=1, standby=0) as (s, url):
+    with running(image, docker_client, tmp_path, replicas=1, standby=0, shard_max_age_s=1) as (s, url):
         c = OSGymClient(url)
         vm = c.reset(folder_task("recorded")).json()["vm_id"]
         c.step(vm, "type(mkdir ~/Desktop/recorded)&press(enter)")
         assert c.step(vm, "finish()").json()["reward"] == 1.0
+        # the shard commits on the writer's time bound, while the server runs: a crash now loses nothing
+        shards = tmp_path / "served" / "episodes" / f"run={s.run_id}"
+        deadline = time.monotonic() + 15
+        while not list(shards.glob("part-*.parquet")) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert list(shards.glob("part-*.parquet")), "no shard committed within its time bound"
         vm = c.reset(infeasible_task()).json()["vm_id"]
         c.step(vm, "wait()")  # left open: the server's stop records it
         c.close()
