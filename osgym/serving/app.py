@@ -225,7 +225,8 @@ def create_app(manager: SessionManager, access: Access) -> FastAPI:
     # ---- the native API --------------------------------------------------------------------------------
     @app.get("/v1/health")
     def health() -> dict[str, Any]:
-        return {"status": "ok", "sessions": len(manager), "replicas_healthy": manager.pool.healthy}
+        return {"status": "ok", "sessions": len(manager), "replicas_healthy": manager.pool.healthy,
+                "screen": list(manager.pool.screen)}
 
     @app.get("/v1/formats")
     def formats(_who: str = Depends(owner)) -> dict[str, Any]:

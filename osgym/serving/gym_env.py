@@ -53,6 +53,7 @@ from osgym.tasks.suites import generate
 __all__ = ["ENV_ID", "DesktopEnv", "DesktopVectorEnv", "HttpBackend", "LocalBackend", "register_envs"]
 
 ENV_ID = "osgym/Desktop-v0"
+DEFAULT_SCREEN = (1280, 800)
 MAX_TEXT = 20_000
 LOCAL_OWNER = "local"
 
@@ -171,6 +172,11 @@ class HttpBackend:
         body: dict[str, Any] = r.json()
         return body
 
+    def screen(self) -> tuple[int, int]:
+        """The server's screen size (its health route says it; no token needed)."""
+        width, height = self._call("GET", "/v1/health")["screen"]
+        return int(width), int(height)
+
     def open(self, task: TaskSpec | dict[str, Any] | None, suite: str, template: str | None, seed: int,
              observation: ObservationOptions) -> tuple[int, Frame]:
         body: dict[str, Any] = {"seed": seed, "observation": observation.model_dump()}
@@ -222,7 +228,8 @@ class DesktopEnv(gymnasium.Env[dict[str, Any], Any]):
         url, token: an ``osgym serve`` server and its bearer token.
         manager: a session manager in this process (shared with other envs).
         image, tier: otherwise, the env starts its own one-replica pool of this image (or tier).
-        screen: the replicas' screen, which is the image shape (a server's, when ``url``).
+        screen: the replicas' screen, which is the image shape (default: the server's or the manager's pool's;
+            for an own pool 1280x800).
         suite, template: where ``reset`` draws tasks from (default: ``desktop-basics``, any template).
         task: a fixed task file (a dict, or a loaded TaskSpec) instead of a suite.
         action_format: how text actions are read (a registered format; ``osgym`` by default).
@@ -233,7 +240,7 @@ class DesktopEnv(gymnasium.Env[dict[str, Any], Any]):
     metadata = {"render_modes": ["rgb_array"]}
 
     def __init__(self, *, url: str | None = None, token: str | None = None, manager: SessionManager | None = None,
-                 image: str | None = None, tier: str = "desktop", screen: tuple[int, int] = (1280, 800),
+                 image: str | None = None, tier: str = "desktop", screen: tuple[int, int] | None = None,
                  suite: str = "desktop-basics", template: str | None = None,
                  task: TaskSpec | dict[str, Any] | None = None, action_format: str = "osgym",
                  observation: ObservationOptions = ObservationOptions(), max_steps: int = 100,
@@ -247,7 +254,9 @@ class DesktopEnv(gymnasium.Env[dict[str, Any], Any]):
         self.render_mode = render_mode
         self.backend: Backend
         if url is not None:
-            self.backend = HttpBackend(url, token)
+            http = HttpBackend(url, token)
+            self.backend = http
+            screen = screen or http.screen()
         elif manager is not None:
             self.backend = LocalBackend(manager)
             screen = manager.pool.screen
@@ -256,11 +265,13 @@ class DesktopEnv(gymnasium.Env[dict[str, Any], Any]):
             from osgym.replicas.images import ensure_image
 
             tag = image or ensure_image(tier, client=docker_client)
+            screen = screen or DEFAULT_SCREEN
             pool = ReplicaPool(tag, 1, standby=1, screen=screen, docker_client=docker_client, name=pool_name)
             pool.start()
             limits = ServeLimits(max_steps=max_steps, settle_s=settle_s, max_sessions_per_owner=1)
             self.backend = LocalBackend(SessionManager(pool, run_id=new_run_id(), image=tag, limits=limits),
                                         own_pool=True)
+        assert screen is not None
         self.screen = screen
         self.suite, self.template, self.task = suite, template, task
         self.action_format = action_format
@@ -360,7 +371,8 @@ class DesktopVectorEnv(VectorEnv[Any, Any, Any]):
 
             tag = kwargs.pop("image", None) or ensure_image(kwargs.pop("tier", "desktop"),
                                                             client=kwargs.get("docker_client"))
-            pool = ReplicaPool(tag, num_envs, standby=standby, screen=kwargs.get("screen", (1280, 800)),
+            kwargs["screen"] = kwargs.get("screen") or DEFAULT_SCREEN
+            pool = ReplicaPool(tag, num_envs, standby=standby, screen=kwargs["screen"],
                                docker_client=kwargs.pop("docker_client", None), name=kwargs.pop("pool_name", None))
             pool.start()
             limits = ServeLimits(max_steps=kwargs.pop("max_steps", 100), settle_s=kwargs.pop("settle_s", 0.5),

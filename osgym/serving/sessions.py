@@ -96,6 +96,11 @@ class ServeLimits:
     """How long an open waits for a free replica before it answers 503."""
     settle_s: float = 0.5
     """After a step's actions, wait up to this long for the screen to stop changing."""
+    first_settle_s: float = 5.0
+    first_quiet_s: float = 0.5
+    """After setup, wait up to ``first_settle_s`` until the screen has not changed for ``first_quiet_s``: a
+    terminal's shell prints its prompt a while after its window maps, and replicas set up from one task
+    and seed (a group reset) must show the same first screen, on a loaded host too."""
     reap_interval_s: float = 1.0
 
 
@@ -252,8 +257,8 @@ class SessionManager:
             t0 = time.perf_counter()
             try:
                 run_setup(replica, task.config, task_id=task.id)
-                if self.limits.settle_s:  # the first screen once setup's windows have drawn, not midway
-                    replica.act([], settle=self.limits.settle_s)
+                if self.limits.first_settle_s:  # the first screen once setup's windows have drawn, not midway
+                    replica.act([], settle=self.limits.first_settle_s, quiet=self.limits.first_quiet_s)
                 session.trajectory.setup_s = time.perf_counter() - t0
                 session.observation = self._observe(session, 0)
             except BaseException as exc:  # the episode is recorded and the replica given back, on every path

@@ -72,7 +72,7 @@ def test_two_groups_get_two_seeds(manager: SessionManager) -> None:
 
 def test_the_env_over_a_server(image: str, docker_client: docker.DockerClient, tmp_path: Path) -> None:
     with running(image, docker_client, tmp_path, replicas=2, standby=0) as (s, url):
-        env = gymnasium.make(ENV_ID, url=url, token=TOKEN, screen=(1280, 800))
+        env = gymnasium.make(ENV_ID, url=url, token=TOKEN)  # the screen comes from the server
         try:
             obs, info = env.reset(options={"task": folder_task("gym")})
             assert obs["image"].shape == (800, 1280, 3) and "gym" in obs["instruction"]
