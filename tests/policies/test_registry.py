@@ -94,8 +94,8 @@ def test_a_name_taken_by_another_class_cannot_be_registered() -> None:
 
 def test_every_format_module_registers_a_format_and_all_are_listed() -> None:
     modules = {m.name for m in pkgutil.iter_modules(osgym.agents.parsers.__path__)} - {"_common", "registry"}
-    assert modules == {"anthropic", "computer13", "pyautogui", "uitars"}
-    assert set(format_names()) >= {"anthropic", "computer_13", "pyautogui", "uitars"}
+    assert modules == {"anthropic", "computer13", "osgym_text", "pyautogui", "uitars"}
+    assert set(format_names()) >= {"anthropic", "computer_13", "osgym", "pyautogui", "uitars"}
     with pytest.raises(ConfigError, match="unknown action format 'xml'") as info:
         get_format("xml")
     for name in format_names():
@@ -127,6 +127,7 @@ def test_each_builtin_format_parses_a_reply_onto_the_screen() -> None:
         "computer_13": '{"action_type": "CLICK", "x": 320, "y": 200}',
         "uitars": "Thought: centre\nAction: click(start_box='(500,500)')",
         "anthropic": 'Centre.\n```json\n{"action": "left_click", "coordinate": [320, 200]}\n```',
+        "osgym": "click(320,200)",
     }
     for name, reply in replies.items():
         _, actions = get_format(name).parse(reply, ctx)
