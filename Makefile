@@ -38,6 +38,8 @@ bench: deps docker images  ## every benchmark in turn (run on a quiet machine); 
 	$(PYTHON) bench/bench_store_memory.py
 	$(PYTHON) bench/bench_sft_export.py --data /tmp/osgym-bench-sft
 	$(PYTHON) bench/bench_collect.py --episodes 2000 --replicas 6
+	$(PYTHON) bench/bench_serve.py overhead --steps 200
+	$(PYTHON) bench/bench_serve.py load --clients 32 --replicas 8 --duration 300
 
 images: deps docker  ## build osgym/base (debootstrap) and osgym/desktop, unless up to date
 	$(PYTHON) -m osgym images build

@@ -338,6 +338,56 @@ def collect(
     print_run(summary, report=report)
 
 
+@app.command()
+def serve(
+    host: Annotated[str, typer.Option(help="address to listen on")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="port (OSGym's is 20000)")] = 20000,
+    tier: Annotated[str, typer.Option(help="replica tier: apps (OSGym's tasks) or desktop")] = "apps",
+    replicas: Annotated[int, typer.Option(help="replicas that may be leased at once")] = 2,
+    standby: Annotated[int, typer.Option(help="extra ready replicas, to hide resets")] = 1,
+    screen: Annotated[str, typer.Option(help="WIDTHxHEIGHT; OSGym's client expects 1920x1080")] = "1920x1080",
+    tokenless_loopback: Annotated[bool, typer.Option(
+        "--tokenless-loopback", help="also accept requests without a token (OSGym's client sends none); "
+                                     "only with --host 127.0.0.1")] = False,
+    max_steps: Annotated[int, typer.Option(help="steps per episode; the last one ends and evaluates it")] = 100,
+    idle_timeout: Annotated[float, typer.Option(help="seconds a session may sit idle before it is reclaimed")] = 600,
+    max_sessions_per_token: Annotated[int, typer.Option(help="sessions one client may hold")] = 8,
+    store: Annotated[str, typer.Option(help="where episodes are recorded (dir or s3://bucket/prefix)")] = "data",
+    dataset: Annotated[str, typer.Option(help="dataset name under the store")] = "served",
+    record: Annotated[bool, typer.Option(help="record every served episode into the dataset")] = True,
+    run_id: Annotated[str | None, typer.Option(help="the dataset run (default: a new one)")] = None,
+) -> None:
+    """Serve replicas to RL trainers: OSGym's protocol (/reset, /step, /shutdown, /screenshot) and /v1.
+
+    Clients send 'Authorization: Bearer <token>' with a token from OSGYM_SERVE_TOKENS; without one, a
+    token is made and printed once. Every episode is recorded into the dataset (one run per process).
+    """
+    from pydantic import ValidationError
+
+    from osgym.serving.server import ServeConfig
+    from osgym.serving.server import serve as run_server
+
+    width, sep, height = screen.partition("x")
+    try:
+        if not (sep and width.isdigit() and height.isdigit()):
+            raise ConfigError(f"--screen: expected WIDTHxHEIGHT (e.g. 1920x1080), actual {screen!r}")
+        config = ServeConfig(host=host, port=port, tier=tier, replicas=replicas, standby=standby,
+                             screen=(int(width), int(height)), tokenless_loopback=tokenless_loopback,
+                             max_steps=max_steps, idle_timeout_s=idle_timeout,
+                             max_sessions_per_token=max_sessions_per_token, store=store, dataset=dataset,
+                             record=record, run_id=run_id)
+    except ValidationError as exc:
+        e = exc.errors()[0]
+        raise _fail(ConfigError(f"--{'-'.join(str(p) for p in e['loc']).replace('_', '-')}: {e['msg']}")) from exc
+    except OsgymError as exc:
+        raise _fail(exc) from exc
+    _docker()
+    try:
+        run_server(config, log=lambda m: console.print(m, markup=False, highlight=False, soft_wrap=True))
+    except OsgymError as exc:
+        raise _fail(exc) from exc
+
+
 def print_run(summary: dict[str, Any], report: bool = True) -> None:
     """Print a collection run's summary line and, with ``report``, its dataset's report."""
     console.print(f"run {summary['run_id']}: {summary['episodes']} episodes written "

@@ -124,7 +124,11 @@ class Settings(BaseSettings):
         description="comma-separated URL prefixes the openai policy may call, and so send the operator's key "
                     "to (default: OpenAI's API only)")
 
-    @field_validator("hosts", "model_base_urls", mode="before")
+    serve_tokens: Annotated[list[SecretStr], NoDecode] = Field(
+        default_factory=list, description="comma-separated bearer tokens `osgym serve` accepts (each at least 16 "
+                                          "characters); unset: it makes one at start and prints it once")
+
+    @field_validator("hosts", "model_base_urls", "serve_tokens", mode="before")
     @classmethod
     def _lists(cls, value: Any) -> Any:
         return _split_list(value)

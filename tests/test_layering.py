@@ -1,6 +1,6 @@
 """The package layout is the data path: a module imports only from its own package and earlier ones.
 
-replicas -> tasks -> agents -> episodes -> dataset -> collection -> analysis, with the shared basics (errors,
+replicas -> tasks -> agents -> episodes -> dataset -> collection -> analysis -> serving, with the shared basics (errors,
 settings, retrying, registry) below them all and the CLI above. Imports under ``TYPE_CHECKING``
 serve annotations only and are exempt (a policy's history is a list of the episode's steps).
 Every module must also import
@@ -20,7 +20,7 @@ import pytest
 
 import osgym
 
-ORDER = ["replicas", "tasks", "agents", "episodes", "dataset", "collection", "analysis"]
+ORDER = ["replicas", "tasks", "agents", "episodes", "dataset", "collection", "analysis", "serving"]
 TOP = {"cli": len(ORDER) + 1, "__main__": len(ORDER) + 1}
 MODULES = sorted(m.name for m in pkgutil.walk_packages(osgym.__path__, "osgym."))
 

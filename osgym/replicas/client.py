@@ -292,11 +292,15 @@ class Replica:
                            a11y=tree, screen=screen)
 
     # ---- acting -----------------------------------------------------------
-    def act(self, actions: Sequence[_Action | dict[str, Any]], settle: float = 0.0) -> dict[str, Any]:
-        """Perform actions in order; with ``settle`` > 0, wait up to that long for the screen to stop changing."""
+    def act(self, actions: Sequence[_Action | dict[str, Any]], settle: float = 0.0,
+            quiet: float | None = None) -> dict[str, Any]:
+        """Perform actions in order; with ``settle`` > 0, wait up to that long for the screen to stop changing
+        (unchanged for ``quiet`` seconds; the replica's default, 0.15 s, if None)."""
         body: dict[str, Any] = {"actions": [a.to_json() if isinstance(a, _Action) else a for a in actions]}
         if settle:
             body["settle"] = {"timeout": settle, "interval": 0.05}
+            if quiet is not None:
+                body["settle"]["quiet"] = quiet
         waits = sum(float(getattr(a, "seconds", 0) or 0) for a in actions if not isinstance(a, dict))
         answer: dict[str, Any] = self.api.request("POST", "/actions", json=body,
                                                   timeout=self.api.timeouts.read + waits + settle).json()

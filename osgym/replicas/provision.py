@@ -159,6 +159,10 @@ def _free_loopback(addr: str | None) -> None:
             _loopback_used.discard(addr)
 
 
+REPLICA_HOSTNAME = "osgym"
+"""Every replica's host name. Shell prompts and terminal titles show it, so with Docker's default (the
+container id) two replicas set up from one task and seed would not start from the same screen."""
+
 class Provisioner:
     """Starts and removes one pool's containers, in background threads.
 
@@ -358,7 +362,7 @@ class Provisioner:
             cfg = self.container_config(rid, rdir, loopback)
             host_config = api.create_host_config(**cfg.pop("host_kw"))
             t_prep = time.monotonic()
-            cid = api.create_container(pool.image, name=f"{pool.name}-{rid}", detach=True,
+            cid = api.create_container(pool.image, name=f"{pool.name}-{rid}", detach=True, hostname=REPLICA_HOSTNAME,
                                        host_config=host_config, **cfg)["Id"]
             t_create = time.monotonic()
             if pool.transport == "tcp" and not pool.compat and not api.put_archive(cid, CTL_MOUNT,

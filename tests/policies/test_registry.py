@@ -127,6 +127,7 @@ def test_each_builtin_format_parses_a_reply_onto_the_screen() -> None:
         "computer_13": '{"action_type": "CLICK", "x": 320, "y": 200}',
         "uitars": "Thought: centre\nAction: click(start_box='(500,500)')",
         "anthropic": 'Centre.\n```json\n{"action": "left_click", "coordinate": [320, 200]}\n```',
+        "osgym": "click(320,200)",
     }
     for name, reply in replies.items():
         _, actions = get_format(name).parse(reply, ctx)

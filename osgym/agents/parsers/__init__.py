@@ -13,7 +13,8 @@ raises :class:`~osgym.errors.PolicyError`:
 * :mod:`~osgym.agents.parsers.uitars`: :func:`parse_uitars` and :func:`parse_uitars_response`,
   UI-TARS action text.
 * :mod:`~osgym.agents.parsers.osgym_strings`: :func:`parse_osgym` and :func:`parse_osgym_response`,
-  OSGym's action strings (``click(x,y)&type(hi)``).
+  OSGym's action strings (``click(x,y)&type(hi)``), which ``osgym serve`` speaks (with ``screen``:
+  coordinates off it are refused).
 
 :mod:`osgym.agents.renderers` writes typed actions back into each of these formats.
 

@@ -44,16 +44,23 @@ _ARITY = {"click": 2, "left_double": 2, "right_single": 2, "move": 2, "drag": 4,
 _MAX_CALLS = 100
 
 
-def _ints(name: str, args: list[str]) -> list[int]:
+def _ints(name: str, args: list[str], screen: tuple[int, int] | None) -> list[int]:
+    """Integer arguments; with a ``screen``, coordinates (all but a scroll's third) must lie on it."""
     out = []
-    for arg in args:
+    for i, arg in enumerate(args):
         if not re.fullmatch(r"-?\d+", arg):
-            raise PolicyError(f"{name}: expected integer arguments, actual {_excerpt(arg)}")
-        out.append(int(arg))
+            raise PolicyError(f"{name}: expected integer arguments (an integer), actual {_excerpt(arg)}")
+        value = int(arg)
+        if screen is not None and not (name == "scroll" and i == 2):
+            axis, size = ("x", screen[0]) if i % 2 == 0 else ("y", screen[1])
+            if not 0 <= value < size:
+                raise PolicyError(f"{name}: {axis}: expected 0..{size - 1} (the screen is {screen[0]}x{screen[1]}), "
+                                  f"actual {value}")
+        out.append(value)
     return out
 
 
-def _osgym_call(text: str) -> list[Action]:
+def _osgym_call(text: str, screen: tuple[int, int] | None) -> list[Action]:
     match = _CALL.match(text.strip())
     if match is None:
         raise PolicyError(f"expected an OSGym call such as click(x,y), actual {_excerpt(text)}")
@@ -77,7 +84,7 @@ def _osgym_call(text: str) -> list[Action]:
         return [Fail()]
     if name == "finish":
         return [DoneAction()]
-    n = _ints(name, args)
+    n = _ints(name, args, screen)
     if name == "drag":
         return [_make(MoveTo, x=n[0], y=n[1]), _make(DragTo, x=n[2], y=n[3])]
     if name == "scroll":
@@ -91,8 +98,9 @@ def _osgym_call(text: str) -> list[Action]:
     return [_make(MoveTo, x=n[0], y=n[1])]
 
 
-def parse_osgym(text: str) -> list[Action]:
-    """Parse an OSGym action string, calls joined by ``&``, into typed actions.
+def parse_osgym(text: str, *, screen: tuple[int, int] | None = None) -> list[Action]:
+    """Parse an OSGym action string, calls joined by ``&``, into typed actions; with a ``screen`` of
+    (width, height), a coordinate off it is refused, naming the call (what ``osgym serve`` does).
 
     >>> parse_osgym("click(10,20)&type(hi there)")
     [Click(action_type='CLICK', x=10, y=20, button='left', num_clicks=1), Typing(action_type='TYPING', text='hi there')]
@@ -109,7 +117,9 @@ def parse_osgym(text: str) -> list[Action]:
         raise PolicyError(f"expected at most {_MAX_CALLS} calls, actual {len(parts)}")
     actions: list[Action] = []
     for part in parts:
-        _extend(actions, _osgym_call(part))
+        if not part.strip() and len(parts) > 1:
+            raise PolicyError(f"expected an OSGym call between '&'s, actual nothing in {_excerpt(text)}")
+        _extend(actions, _osgym_call(part, screen))
     return actions
 
 

@@ -1,0 +1,179 @@
+"""``osgym serve``: a replica pool, a session manager, a dataset writer and the HTTP app, in one process.
+
+:func:`serving` builds the parts and tears them down in order (sessions ended and recorded, the
+run's manifest committed, the pool's containers removed); :func:`serve` runs uvicorn on them until
+interrupted; :class:`ServerThread` runs them on a background thread (tests, benchmarks, notebooks).
+
+One server process is one dataset run (``run_id``): every episode it serves is a row, in the same
+Parquet schema as a collected one. Shards commit on the writer's time bound (``shard_max_age_s``), so a
+server that dies loses at most that much; the manifest is written when the server stops.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import uvicorn
+from fastapi import FastAPI
+from pydantic import BaseModel, ConfigDict, Field
+
+from osgym.collection.collector import new_run_id
+from osgym.dataset.writer import DEFAULT_SHARD_MAX_AGE_S, DatasetWriter
+from osgym.errors import ConfigError
+from osgym.replicas.pool import ReplicaPool
+from osgym.serving.app import create_app
+from osgym.serving.auth import Access, new_token
+from osgym.serving.sessions import ServeLimits, SessionManager
+from osgym.settings import settings
+
+__all__ = ["ServeConfig", "ServerThread", "Serving", "serve", "serving"]
+
+
+class ServeConfig(BaseModel):
+    """What ``osgym serve`` runs: where it listens, its replicas, its limits and where episodes go."""
+
+    model_config = ConfigDict(extra="forbid")
+    host: str = "127.0.0.1"
+    port: int = Field(20000, ge=0, le=65535)
+    tier: str = Field("apps", pattern="^(desktop|apps)$")
+    image: str | None = None
+    """An image tag; default: the tier's current image (built if missing)."""
+    replicas: int = Field(2, ge=1)
+    standby: int = Field(1, ge=0)
+    screen: tuple[int, int] = (1920, 1080)
+    """OSGym's client checks that screenshots are 1920x1080."""
+    tokenless_loopback: bool = False
+    max_steps: int = Field(100, ge=1)
+    idle_timeout_s: float = Field(600.0, gt=0)
+    max_sessions_per_token: int = Field(8, ge=1)
+    lease_timeout_s: float = Field(60.0, gt=0)
+    settle_s: float = Field(0.5, ge=0)
+    first_settle_s: float = Field(5.0, ge=0)
+    """After a task's setup, wait up to this long for the screen to be quiet ``first_quiet_s`` (0: no wait)."""
+    first_quiet_s: float = Field(0.5, ge=0, le=5)
+    record: bool = True
+    store: str = "data"
+    dataset: str = "served"
+    run_id: str | None = None
+    shard_max_age_s: float = Field(DEFAULT_SHARD_MAX_AGE_S, gt=0)
+
+    def limits(self) -> ServeLimits:
+        return ServeLimits(max_steps=self.max_steps, idle_timeout_s=self.idle_timeout_s,
+                           max_sessions_per_owner=self.max_sessions_per_token, lease_timeout_s=self.lease_timeout_s,
+                           settle_s=self.settle_s, first_settle_s=self.first_settle_s,
+                           first_quiet_s=self.first_quiet_s)
+
+
+@dataclass
+class Serving:
+    """The parts of a running server."""
+
+    config: ServeConfig
+    pool: ReplicaPool
+    manager: SessionManager
+    app: FastAPI
+    writer: DatasetWriter | None
+    printed_token: str | None = None
+    """The token made at start when the operator configured none (printed once, never stored)."""
+    run_id: str = ""
+
+
+@contextlib.contextmanager
+def serving(config: ServeConfig, *, docker_client: Any = None, pool_name: str | None = None,
+            tokens: list[str] | None = None) -> Iterator[Serving]:
+    """Start the pool, the writer and the manager; on exit end every session, commit the run, close the pool.
+
+    Tokens come from ``tokens``, else ``OSGYM_SERVE_TOKENS``; with neither and no tokenless loopback
+    access, one is made (``Serving.printed_token``).
+
+    Raises:
+        ConfigError: bad tokens, tokenless access off loopback, or a bad store.
+        PoolError, CapacityError: if the pool cannot start.
+    """
+    from osgym.replicas.images import ensure_image
+
+    configured = tokens if tokens is not None else [t.get_secret_value() for t in settings().serve_tokens]
+    made = None
+    if not configured and not config.tokenless_loopback:
+        made = new_token()
+        configured = [made]
+    access = Access.with_tokens(configured, open_loopback=config.tokenless_loopback, host=config.host)
+    image = config.image or ensure_image(config.tier, client=docker_client)
+    run_id = config.run_id or new_run_id()
+    writer = None
+    if config.record:
+        try:
+            writer = DatasetWriter(config.store, config.dataset, run_id, shard_max_age_s=config.shard_max_age_s,
+                                   run_config={"serve": config.model_dump(mode="json", exclude={"run_id"}),
+                                               "image": image})
+        except ValueError as exc:
+            raise ConfigError(f"serve: store {config.store!r} dataset {config.dataset!r}: {exc}") from exc
+    pool = ReplicaPool(image, config.replicas, standby=config.standby, name=pool_name,
+                       docker_client=docker_client, screen=config.screen)
+    manager: SessionManager | None = None
+    try:
+        pool.start()
+        manager = SessionManager(pool, run_id=run_id, image=image, sink=writer.add if writer else None,
+                                 limits=config.limits())
+        app = create_app(manager, access)
+        yield Serving(config, pool, manager, app, writer, made, run_id)
+    except BaseException:
+        if writer is not None and manager is None:
+            writer.abort()
+        raise
+    finally:
+        if manager is not None:
+            manager.shutdown()  # every live session becomes a row before the run commits
+        pool.close()
+        if writer is not None and writer.state == "open":
+            writer.finalize()
+
+
+def serve(config: ServeConfig, log: Callable[[str], None] = print) -> None:
+    """Run the server in the foreground until interrupted (Ctrl-C), then stop it cleanly."""
+    with serving(config) as s:
+        if s.printed_token:
+            log(f"token (shown once; clients send 'Authorization: Bearer <token>'): {s.printed_token}")
+        where = f"{config.store}/{config.dataset} run {s.run_id}" if s.writer else "not recorded"
+        log(f"serving {config.replicas} {config.tier} replicas at {config.screen[0]}x{config.screen[1]} on "
+            f"http://{config.host}:{config.port} (OSGym protocol and /v1); episodes: {where}")
+        uvicorn.run(s.app, host=config.host, port=config.port, log_level="warning")
+
+
+class ServerThread:
+    """Run an app with uvicorn on a background thread, on a free port of 127.0.0.1 (or ``port``).
+
+    Example::
+
+        with serving(config) as s, ServerThread(s.app) as server:
+            httpx.post(f"{server.url}/reset", ...)
+    """
+
+    def __init__(self, app: FastAPI, host: str = "127.0.0.1", port: int = 0) -> None:
+        if port == 0:
+            with socket.socket() as sock:
+                sock.bind((host, 0))
+                port = sock.getsockname()[1]
+        self.url = f"http://{host}:{port}"
+        self._server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning",
+                                                     timeout_keep_alive=30))
+        self._thread = threading.Thread(target=self._server.run, name="osgym-serve", daemon=True)
+
+    def __enter__(self) -> ServerThread:
+        self._thread.start()
+        deadline = time.monotonic() + 30
+        while not self._server.started:
+            if not self._thread.is_alive() or time.monotonic() > deadline:
+                raise ConfigError(f"the server did not start on {self.url}")
+            time.sleep(0.02)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._server.should_exit = True
+        self._thread.join(timeout=30)
