@@ -176,7 +176,10 @@ class Desktop:
     def _wait_until_managed(self, ready_fd, timeout=SESSION_TIMEOUT_S):
         """Return once windows get managed: the session script said "ready" on ``ready_fd`` (it
         writes it when its panel and desktop are drawn), or, with openbox, the window manager set
-        _NET_SUPPORTING_WM_CHECK. A window mapped before that lands at 0,0 without decorations.
+        _NET_SUPPORTING_WM_CHECK and the panel's strut shows in _NET_WORKAREA. A window mapped
+        before the first lands at 0,0 without decorations; one mapped before the second is placed
+        against the whole screen, 15 px off where the same window lands once the panel is up (two
+        replicas set up from one task then start from different screens).
 
         Past ``timeout`` (or if the session script exits without "ready") the server starts anyway
         and says so on stderr: the replica works, and the pool's screenshot check still applies.
@@ -194,10 +197,16 @@ class Desktop:
                 ok = got.startswith(b"ready")
             else:
                 wm_check = self._x_admin.intern_atom("_NET_SUPPORTING_WM_CHECK")
+                workarea = self._x_admin.intern_atom("_NET_WORKAREA")
                 root = self._x_admin.screen().root
+                whole = [0, 0, self.width, self.height]
+
+                def panel_reserved():
+                    area = root.get_full_property(workarea, X.AnyPropertyType)
+                    return area is not None and list(area.value[:4]) not in ([], whole)
                 ok = False
                 while not ok and time.monotonic() < deadline:
-                    ok = root.get_full_property(wm_check, X.AnyPropertyType) is not None
+                    ok = root.get_full_property(wm_check, X.AnyPropertyType) is not None and panel_reserved()
                     if not ok:
                         time.sleep(0.01)
         if not ok:
