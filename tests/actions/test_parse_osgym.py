@@ -45,7 +45,7 @@ def test_osgym_strings_parse_as_its_server_reads_them(text: str, actions: list[o
 @pytest.mark.parametrize(("text", "message"), [
     ("tap(1,2)", "expected an OSGym call among click"),
     ("click(1)", "click: expected 2 arguments, actual 1"),
-    ("click(1.5,2)", "click: expected integer arguments, actual 1.5"),
+    ("click(1.5,2)", "click: argument 1: expected an integer, actual 1.5"),
     ("click 1 2", "expected an OSGym call such as click\\(x,y\\)"),
     ("hotkey()", "hotkey: expected key names"),
     ("scroll(1,2,500)", "invalid Scroll: dy"),

@@ -49,7 +49,7 @@ def _ints(name: str, args: list[str], screen: tuple[int, int] | None) -> list[in
     out = []
     for i, arg in enumerate(args):
         if not re.fullmatch(r"-?\d+", arg):
-            raise PolicyError(f"{name}: expected integer arguments (an integer), actual {_excerpt(arg)}")
+            raise PolicyError(f"{name}: argument {i + 1}: expected an integer, actual {_excerpt(arg)}")
         value = int(arg)
         if screen is not None and not (name == "scroll" and i == 2):
             axis, size = ("x", screen[0]) if i % 2 == 0 else ("y", screen[1])
