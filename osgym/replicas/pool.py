@@ -50,6 +50,7 @@ import docker.errors
 import requests.exceptions
 
 from osgym.errors import CapacityError, ConfigError, LeaseTimeout, PoolError, ReplicaError
+from osgym.replicas.accounting import Accountant, Usage
 from osgym.replicas.client import DEFAULT_TIMEOUTS, Replica, ReplicaState, Timeouts
 from osgym.replicas.events import PoolEvent, events_table
 from osgym.replicas.health import HealthMonitor
@@ -108,6 +109,8 @@ class ReplicaPool:
         start_timeout: seconds a replica may take to become ready.
         timeouts: control-request deadlines.
         on_event: called with every :class:`PoolEvent`, from the pool's threads.
+        sample_interval: seconds between samples of each replica's cgroup (CPU, memory, network;
+            :mod:`osgym.replicas.accounting`); 0 samples only at lease, release and removal.
 
     Raises:
         ConfigError: if ``size``, ``standby`` or ``transport`` is out of range, or a host is not a Docker
@@ -137,6 +140,7 @@ class ReplicaPool:
         timeouts: Timeouts = DEFAULT_TIMEOUTS,
         run_dir: Path | None = None,
         on_event: Callable[[PoolEvent], None] | None = None,
+        sample_interval: float = 1.0,
     ):
         if size < 1:
             raise ConfigError(f"size: expected >= 1, actual {size}")
@@ -199,6 +203,7 @@ class ReplicaPool:
         self._closed = False
         self._started = False
         self.health = HealthMonitor(self, health_interval)
+        self.accountant = Accountant(sample_interval)
         self.provisioner = Provisioner(self, start_concurrency)
         for h in self.hosts:
             if h.name in unreachable:
@@ -253,6 +258,7 @@ class ReplicaPool:
         (self.run_dir / "owner").write_text(self.owner)
         futures = self._refill()
         self.health.start()
+        self.accountant.start()
         if wait:
             errors = [exc for f in futures if (exc := f.exception()) is not None]
             if len(errors) > self.standby:
@@ -271,6 +277,7 @@ class ReplicaPool:
         with self._lock:
             replicas = list(self._all.values())
         self.provisioner.remove_all(replicas, "pool closed")
+        self.accountant.stop()
         for h in self.hosts:  # anything a failed start left; a dead host's leftovers wait for the reaper
             if h.client is None:
                 continue
@@ -339,6 +346,8 @@ class ReplicaPool:
                 replica.state = ReplicaState.LEASED
                 self.stats.leased += 1
                 self.stats.acquire_s.append(time.monotonic() - t0)
+            replica.usage = None
+            self.accountant.lease_started(replica.id)
             self._event(replica, "leased")
             return replica
 
@@ -346,12 +355,16 @@ class ReplicaPool:
         """Give a replica back: it is removed in the background and a replacement starts.
 
         With ``fault``, the replica is recorded as faulted with that cause, and its
-        host's failure rate goes up.
+        host's failure rate goes up. What the lease used (CPU, memory, network) is left in
+        ``replica.usage`` (None where the cgroup cannot be read).
         """
         with self._lock:
             if replica.state not in (ReplicaState.LEASED, ReplicaState.READY):
                 return  # already given back
+            leased = replica.state is ReplicaState.LEASED
             replica.state = ReplicaState.FAULTED if fault else ReplicaState.CLOSED
+        if leased:
+            replica.usage = self.accountant.lease_ended(replica.id)
         host = self._host_of.get(replica.id)
         if fault:
             self.stats.faulted += 1
@@ -390,8 +403,9 @@ class ReplicaPool:
         return self.health.hosts_report()
 
     # ---- events -------------------------------------------------------------
-    def _event(self, replica: Replica, event: str, cause: str | None = None, elapsed_s: float | None = None) -> None:
-        self._record(PoolEvent(time.time(), self.name, replica.id, replica.host, event, cause, elapsed_s))
+    def _event(self, replica: Replica, event: str, cause: str | None = None, elapsed_s: float | None = None,
+               usage: Usage | None = None) -> None:
+        self._record(PoolEvent(time.time(), self.name, replica.id, replica.host, event, cause, elapsed_s, usage))
 
     def _record(self, ev: PoolEvent) -> None:
         with self._lock:
