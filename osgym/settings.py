@@ -100,6 +100,8 @@ class Settings(BaseSettings):
     asset_cache: str | None = Field(None, description="the offline asset cache task files' http(s) URLs are read "
                                                       "from (a directory or s3://bucket/prefix, filled by osgym tasks "
                                                       "fetch-assets); unset: remote URLs are refused")
+    prices: Path | None = Field(None, description="a YAML price table merged into osgym's own (hosts, model "
+                                                  "tokens, storage; see osgym/replicas/prices.yaml)")
     replica_disk_mib: int | None = Field(None, gt=0, description="size of each replica's writable layer (Docker "
                                          "storage_opt; overlay2 on xfs with pquota, btrfs or zfs only)")
     openai_api_key: SecretStr | None = Field(None, validation_alias="OPENAI_API_KEY",

@@ -52,6 +52,7 @@ import requests.exceptions
 from osgym.errors import CapacityError, ConfigError, LeaseTimeout, PoolError, ReplicaError
 from osgym.replicas.accounting import Accountant, Usage
 from osgym.replicas.client import DEFAULT_TIMEOUTS, Replica, ReplicaState, Timeouts
+from osgym.replicas.cost import DEFAULT_PROFILE, Profile
 from osgym.replicas.events import PoolEvent, events_table
 from osgym.replicas.health import HealthMonitor
 from osgym.replicas.hosts import DockerHost, as_hosts
@@ -109,6 +110,8 @@ class ReplicaPool:
         start_timeout: seconds a replica may take to become ready.
         timeouts: control-request deadlines.
         on_event: called with every :class:`PoolEvent`, from the pool's threads.
+        profile: what one replica uses (:class:`osgym.replicas.cost.Profile`, measured by a previous run);
+            the hosts' capacity is the cost model's density for it (default: ``cost.DEFAULT_PROFILE``).
         sample_interval: seconds between samples of each replica's cgroup (CPU, memory, network;
             :mod:`osgym.replicas.accounting`); 0 samples only at lease, release and removal.
 
@@ -141,6 +144,7 @@ class ReplicaPool:
         run_dir: Path | None = None,
         on_event: Callable[[PoolEvent], None] | None = None,
         sample_interval: float = 1.0,
+        profile: Profile | None = None,
     ):
         if size < 1:
             raise ConfigError(f"size: expected >= 1, actual {size}")
@@ -204,6 +208,7 @@ class ReplicaPool:
         self._started = False
         self.health = HealthMonitor(self, health_interval)
         self.accountant = Accountant(sample_interval)
+        self.profile = profile or DEFAULT_PROFILE
         self.provisioner = Provisioner(self, start_concurrency)
         for h in self.hosts:
             if h.name in unreachable:
@@ -229,7 +234,7 @@ class ReplicaPool:
 
     def plan(self) -> dict[str, int]:
         """Each host's planned capacity (replicas), computed once from its resources and the limits."""
-        kw = {"mem_limit_mib": self.limits.mem_mib}
+        kw = {"mem_limit_mib": self.limits.mem_mib, "profile": self.profile}
         return {h.name: 0 if h.quarantined else h.plan_capacity(**kw) for h in self.hosts}
 
     def start(self, wait: bool = True) -> None:
