@@ -209,6 +209,7 @@ class Collection:
                         execute(self, todo[start:start + rec.batch_size], self._done)
                 finally:
                     self._pool = self._collector = None
+                    pool.close()  # first, so the events hold every replica's removal and lifetime usage
                     write_sidecar(rec.store, rec.dataset_name, "pool_events", self.run_id,
                                   f"{self.part or 'events'}-{pool.name}", events_table(pool.events, self.run_id))
             manifest = writer.finalize()
