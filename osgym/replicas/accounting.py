@@ -42,7 +42,8 @@ class Reading:
         t: monotonic time of the sample, seconds.
         cpu_s: CPU seconds used since the container started.
         mem_bytes: memory in use now: the processes' PSS where readable, else the working set.
-        peak_bytes: the cgroup's own peak (it sees spikes between samples), if the kernel keeps one.
+        peak_bytes: the cgroup's own peak, if the kernel keeps one (charged memory, page cache included: not
+            comparable with PSS, so :class:`Meter` keeps the peak of its samples instead).
         net_bytes: bytes received plus sent on the container's non-loopback interfaces, if it has any.
         pss: whether ``mem_bytes`` is PSS.
     """
@@ -215,7 +216,8 @@ def read(paths: CgroupPaths, proc: Path = Path("/proc"), clock: Callable[[], flo
 
 
 class Meter:
-    """Readings over a window, folded as they come (constant memory): first, last, peak, mean."""
+    """Readings over a window, folded as they come (constant memory): first, last, peak and mean of the
+    sampled memory (so a spike between two samples is not seen; the pool samples at every lease and release)."""
 
     def __init__(self, first: Reading) -> None:
         self.first = self.last = first
@@ -246,7 +248,7 @@ class Accountant:
     cannot see (another machine's daemon, a rootless daemon) simply yields no usage.
     """
 
-    def __init__(self, interval: float = 1.0, root: Path = Path("/sys/fs/cgroup"),
+    def __init__(self, interval: float = 10.0, root: Path = Path("/sys/fs/cgroup"),
                  proc: Path = Path("/proc")) -> None:
         self.interval = interval
         self.root, self.proc = root, proc
