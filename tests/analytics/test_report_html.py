@@ -65,10 +65,13 @@ def test_fit_tables_transposes_one_row_and_splits_many() -> None:
     parts = report.fit_tables("many", many, 80)
     assert len(parts) > 1 and all(p.columns[0].header == "key" for p in parts)
     assert sum(len(p.columns) - 1 for p in parts) == 8
+    (none,) = report.fit_tables("Failure causes", many.slice(0, 0), 80)
     console = Console(record=True, width=80)
-    for p in parts:
+    for p in [*parts, none]:
         console.print(p)
-    assert max(len(line) for line in console.export_text().splitlines()) <= 80
+    text = console.export_text()
+    assert max(len(line) for line in text.splitlines()) <= 80
+    assert "Failure causes\n" in text and "(no rows)" in text  # the title on one line
 
 
 def test_report_tables_price_the_cost_section(parquet_con: duckdb.DuckDBPyConnection) -> None:

@@ -177,7 +177,7 @@ def _column_width(name: str, cells: list[str]) -> int:
 def fit_tables(title: str, table: pa.Table, width: int = 80) -> list[Table]:
     """A result as rich tables no wider than ``width``: whole if it fits; else a one-row result is
     transposed (one line per column), and a longer one is split into parts that each repeat the first
-    column. Headers never wrap; a long text cell folds.
+    column. Headers never wrap; a long text cell folds. No rows print as "(no rows)".
 
     >>> import pyarrow as pa
     >>> wide = pa.table({f"column_{i}": [1.5] for i in range(12)})
@@ -190,7 +190,7 @@ def fit_tables(title: str, table: pa.Table, width: int = 80) -> list[Table]:
     numeric = [is_numeric(f.type) for f in table.schema]
 
     def build(part_title: str, cols: list[int]) -> Table:
-        out = Table(title=part_title, title_justify="left", header_style="bold")
+        out = Table(title=part_title, title_justify="left", header_style="bold", min_width=min(len(part_title), width))
         for i in cols:
             out.add_column(names[i], justify="right" if numeric[i] else "left", min_width=len(names[i]),
                            no_wrap=numeric[i], overflow="fold")
@@ -198,21 +198,27 @@ def fit_tables(title: str, table: pa.Table, width: int = 80) -> list[Table]:
             out.add_row(*(r[i] for i in cols))
         return out
 
-    if not names or sum(w + 3 for w in widths) + 1 <= width:
+    if not rows:
+        empty = Table(title=title, title_justify="left", show_header=False, min_width=min(len(title), width))
+        empty.add_column("none")
+        empty.add_row("(no rows)")
+        return [empty]
+    if sum(w + 3 for w in widths) + 1 <= width:
         return [build(title, list(range(len(names))))]
-    if len(rows) <= 1:
-        out = Table(title=title, title_justify="left", header_style="bold")
+    if len(rows) == 1:
+        out = Table(title=title, title_justify="left", header_style="bold", min_width=min(len(title), width))
         out.add_column("what", no_wrap=True)
         out.add_column("value", justify="right", overflow="fold")
         for i, n in enumerate(names):
-            out.add_row(n, rows[0][i] if rows else "–")
+            out.add_row(n, rows[0][i])
         return [out]
     groups: list[list[int]] = []
+    key = min(widths[0], width // 2) + 4  # the repeated first column, with the table's borders
     used = width  # start a new group at the first column after the key
     for i in range(1, len(names)):
         if used + widths[i] + 3 > width:
             groups.append([0])
-            used = min(widths[0], width // 3) + 4
+            used = key
         groups[-1].append(i)
         used += widths[i] + 3
     return [build(f"{title} ({k}/{len(groups)})" if len(groups) > 1 else title, g) for k, g in enumerate(groups, 1)]
