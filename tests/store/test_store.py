@@ -285,3 +285,13 @@ def test_part_writers_share_a_run_and_merge_into_one_manifest(tmp_path) -> None:
     w = DatasetWriter(root, "ds", "run-x", part="s001")
     assert w.committed_episode_ids() == set(ids[1])
     w.abort()
+
+
+def test_list_datasets_names_those_with_a_committed_run(target: StoreTarget) -> None:
+    from osgym.dataset import list_datasets
+
+    assert list_datasets(target.uri, s3=target.s3) == []
+    write_run(target, "b-ds", "r1", range(2))
+    write_run(target, "a-ds", "r1", range(1))
+    target.put("crashed", "episodes/run=r1/part-00000.parquet", b"no manifest: not a dataset yet")
+    assert list_datasets(target.uri, s3=target.s3) == ["a-ds", "b-ds"]
