@@ -20,7 +20,7 @@ what ``pids_limit`` counts: threads, not processes). The replica runs with a hig
 set size of every process in the container plus its ``containerd-shim`` (from the host's
 ``/proc/<pid>/smaps_rollup``: shared libraries split between the processes that map them), the
 figure that adds up across replicas on one host; it needs root on the Docker host. One replica
-alone carries the whole of every shared page (Xvfb's GLX maps libLLVM, ~43 MiB), so
+alone carries the whole of every shared page (before Xvfb ran without GLX, its libLLVM alone was ~43 MiB), so
 ``--shared K`` also holds K idle replicas at once and reports their PSS divided by K: what one
 more replica costs on a host that already runs some.
 Prints one JSON line per replica and a summary line with medians.

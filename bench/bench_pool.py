@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import threading
 import time
@@ -274,7 +275,11 @@ def main() -> None:
     ap.add_argument("--period", type=float, default=5.0)
     ap.add_argument("--duration", type=float, default=30.0)
     ap.add_argument("--format", default="png")
+    ap.add_argument("--runtime", help="OCI runtime of the replicas (runc, crun); default: the daemon's")
     args = ap.parse_args()
+    if args.runtime:
+        os.environ["OSGYM_REPLICA_RUNTIME"] = args.runtime  # every pool of the run reads it
+    print(f"runtime: {args.runtime or 'the daemon default'}", flush=True)
     w, _, h = args.screen.partition("x")
     args.screen = (int(w), int(h))
     image = args.image or images.ensure_image("desktop")

@@ -487,3 +487,47 @@ def main() -> None:
 
 if __name__ == "__main__":
     main()
+
+
+host_app = typer.Typer(help="Machine-wide settings for replicas (the operator's; needs root).", no_args_is_help=True)
+app.add_typer(host_app, name="host")
+
+
+@host_app.command("tune")
+def host_tune(
+    ksm: Annotated[bool, typer.Option("--ksm", help="run the kernel's samepage merging (ksmd) with its "
+                                      "scan-time advisor")] = False,
+    max_cpu: Annotated[int, typer.Option(help="ksmd's CPU bound, percent of one core")] = 20,
+    scan_time: Annotated[int, typer.Option(help="seconds the advisor aims to take per full scan")] = 60,
+    undo: Annotated[bool, typer.Option("--undo", help="put back the settings found before the first tune")] = False,
+) -> None:
+    """Turn on (or, with --undo, back off) KSM, which merges the identical pages of replicas."""
+    from osgym.replicas import ksm as ksm_host
+
+    if ksm == undo:
+        raise _fail(ConfigError("say what to do: --ksm, or --undo"))
+    try:
+        changes = ksm_host.undo() if undo else ksm_host.tune(max_cpu, scan_time)
+    except OsgymError as exc:
+        raise _fail(exc) from exc
+    if not changes:
+        console.print("nothing to undo" if undo else "KSM was already set so; nothing changed")
+    for c in changes:
+        console.print(f"{ksm_host.KSM_DIR / c.knob}: {c.before} -> {c.after}", markup=False, highlight=False)
+    if not undo and changes:
+        console.print(f"earlier values kept in {ksm_host.STATE_FILE}; `osgym host tune --undo` restores them")
+
+
+@host_app.command("status")
+def host_status() -> None:
+    """What ksmd is doing and the memory it saves."""
+    from osgym.replicas import ksm as ksm_host
+
+    try:
+        s = ksm_host.status()
+    except OsgymError as exc:
+        raise _fail(exc) from exc
+    cpu = ksm_host.ksmd_cpu_seconds()
+    console.print(f"ksmd {'running' if s.run else 'stopped'} (advisor {s.advisor}); {s.pages_sharing} pages "
+                  f"merged into {s.pages_shared} ({s.saved_mib:.1f} MiB saved), {s.full_scans} full scans, "
+                  f"ksmd CPU {'?' if cpu is None else f'{cpu:.1f} s'} since boot", highlight=False)

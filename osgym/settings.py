@@ -102,6 +102,9 @@ class Settings(BaseSettings):
                                                       "fetch-assets); unset: remote URLs are refused")
     prices: Path | None = Field(None, description="a YAML price table merged into osgym's own (hosts, model "
                                                   "tokens, storage; see osgym/replicas/prices.yaml)")
+    replica_runtime: str | None = Field(None, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$",
+                                        description="the OCI runtime replicas run under (a name registered with "
+                                                    "dockerd, e.g. crun); unset: the daemon's default (runc)")
     replica_disk_mib: int | None = Field(None, gt=0, description="size of each replica's writable layer (Docker "
                                          "storage_opt; overlay2 on xfs with pquota, btrfs or zfs only)")
     openai_api_key: SecretStr | None = Field(None, validation_alias="OPENAI_API_KEY",

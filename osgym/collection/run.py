@@ -41,6 +41,7 @@ from osgym.replicas import images
 from osgym.replicas.events import events_table
 from osgym.replicas.pool import PoolEvent, ReplicaPool, limits_for
 from osgym.settings import settings
+from osgym.tasks.assets import cache_from_settings
 
 EpisodeCallback = Callable[[EpisodeSummary], None]
 EventCallback = Callable[[PoolEvent], None]
@@ -99,6 +100,16 @@ def run_in_threads(run: Collection, jobs: Sequence[EpisodeJob], done: EpisodeCal
         futures = {ex.submit(collect_with_retries, collector, job, retries): job for job in jobs}
         for fut in as_completed(futures):
             done(collector.summary_of(futures[fut], fut))
+
+
+def _compat_assets_dir(rec: Recipe) -> Path | None:
+    """The operator's asset cache for compatibility replicas to mount, when it is a local directory.
+
+    An OSWorld client's ``/setup/download_file`` reads it inside the replica; an S3 cache cannot be
+    mounted, so those requests are refused there, naming the URL (osgym's own steps read S3 on the host).
+    """
+    cache = cache_from_settings() if rec.compat else None
+    return cache.local_dir if cache is not None and cache.local_dir is not None and cache.local_dir.is_dir() else None
 
 
 class Collection:
@@ -199,7 +210,8 @@ class Collection:
             # where replicas run is the operator's alone.
             with ReplicaPool(image, rec.replicas, standby=rec.standby, screen=rec.screen,
                              hosts=self.settings.hosts or None, host_name=self.settings.host_name,
-                             compat=rec.compat, force=rec.force, egress=rec.egress == "open",
+                             compat=rec.compat, assets_dir=_compat_assets_dir(rec),
+                             force=rec.force, egress=rec.egress == "open",
                              limits=limits_for(rec.tier),
                              on_event=self.on_event) as pool:
                 self._pool = pool

@@ -22,10 +22,12 @@ from __future__ import annotations
 import collections
 import threading
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import docker
 
+from osgym.errors import ConfigError
 from osgym.replicas import capacity as capacity_model
 
 DEFAULT_DOCKER_HOST = "unix:///var/run/docker.sock"
@@ -136,3 +138,31 @@ def as_hosts(hosts: Any) -> list[DockerHost]:
     if len(set(names)) != len(names):
         raise ValueError(f"host names: expected unique, actual {names}")
     return out
+
+
+def check_runtime(client: docker.DockerClient, host_name: str, runtime: str) -> None:
+    """Refuse a pool whose OCI ``runtime`` a host's daemon does not know, before any container.
+
+    Raises:
+        ConfigError: naming the runtimes the daemon has and how to register one.
+    """
+    info = client.info()
+    known = sorted((info.get("Runtimes") or {}).keys())
+    if runtime not in known:
+        raise ConfigError(f"runtime {runtime!r}: Docker on {host_name} has {', '.join(known) or 'none'}; register it "
+                          f"in /etc/docker/daemon.json (\"runtimes\": {{\"{runtime}\": {{\"path\": ...}}}}) and "
+                          "reload dockerd (SIGHUP); scripts/ensure-docker.sh does so for Debian's crun")
+    held = _unified_controllers() if runtime == "crun" and info.get("CgroupVersion") == "1" else []
+    if held:
+        raise ConfigError(f"runtime 'crun' cannot start containers on {host_name}: the host mixes cgroup v1 with a "
+                          f"cgroup2 hierarchy that holds {', '.join(held)} (crun 1.8 refuses that); mount each as v1 "
+                          f"(mount -t cgroup -o {held[0]} cgroup /sys/fs/cgroup/{held[0]}), as "
+                          "scripts/ensure-docker.sh does, or run the default runtime")
+
+
+def _unified_controllers() -> list[str]:
+    """The controllers a hybrid host's cgroup2 mount holds (none on a pure v1 or pure v2 host)."""
+    try:
+        return Path("/sys/fs/cgroup/unified/cgroup.controllers").read_text().split()
+    except OSError:
+        return []

@@ -55,7 +55,7 @@ from osgym.replicas.client import DEFAULT_TIMEOUTS, Replica, ReplicaState, Timeo
 from osgym.replicas.cost import DEFAULT_PROFILE, Profile
 from osgym.replicas.events import PoolEvent, events_table
 from osgym.replicas.health import HealthMonitor
-from osgym.replicas.hosts import DockerHost, as_hosts
+from osgym.replicas.hosts import DockerHost, as_hosts, check_runtime
 from osgym.replicas.network import EGRESS, ISOLATED, NETWORK_NAMES, ReplicaNetwork, prepare_network
 from osgym.replicas.provision import COMPAT_CAP_DROP, CONTROL_PORT, PoolStats, Provisioner, ReplicaLimits, limits_for
 from osgym.replicas.reaper import (
@@ -69,6 +69,7 @@ from osgym.replicas.reaper import (
     owner_id,
     reap,
 )
+from osgym.settings import settings
 
 __all__ = [
     "POOL_LABEL", "REPLICA_LABEL", "OWNER_LABEL", "RUN_DIR_LABEL", "CONTROL_PORT", "PoolEvent", "PoolStats",
@@ -104,6 +105,14 @@ class ReplicaPool:
         compat: OSWorld compatibility mode: tokenless replicas on ``http://127.0.0.N:5000``, on the
             ``osgym-isolated`` network (``osgym-egress`` with ``egress``), no ``no-new-privileges`` and
             Docker's default capabilities minus :data:`COMPAT_CAP_DROP`, so ``sudo`` works. Trusted agents only.
+        assets_dir: a local offline asset cache (:mod:`osgym.tasks.assets`), mounted read-only into
+            compatibility replicas, where OSWorld's ``/setup/download_file`` reads it (and the network
+            never). Only with ``compat``: osgym's own setup steps read the cache on the host.
+        memory_merge: opt the replicas' processes into the host's KSM (:mod:`osgym.replicas.ksm`), which
+            merges their identical pages while the operator runs ``ksmd``; off: ``False``.
+        runtime: the OCI runtime of the replicas' containers, a name registered with each Docker daemon
+            (``crun``: scripts/ensure-docker.sh registers Debian's); default ``OSGYM_REPLICA_RUNTIME``, else
+            the daemon's default (runc).
         force: start even if ``size + standby`` exceeds the hosts' planned capacity.
         health_interval: seconds between background health probes of idle replicas (0 disables).
         start_concurrency: containers started at once.
@@ -138,6 +147,9 @@ class ReplicaPool:
         egress: bool = False,
         transport: str = "unix",
         compat: bool = False,
+        assets_dir: Path | None = None,
+        memory_merge: bool = True,
+        runtime: str | None = None,
         force: bool = False,
         health_interval: float = 2.0,
         start_concurrency: int = 8,
@@ -161,6 +173,16 @@ class ReplicaPool:
         self.limits = limits
         self.screen = screen
         self.compat = compat
+        if assets_dir is not None:
+            if not compat:
+                raise ConfigError("assets_dir: only compatibility replicas mount the asset cache (compat=True); "
+                                  "osgym's own setup steps read it on the host")
+            if not Path(assets_dir).is_dir():
+                raise ConfigError(f"assets_dir: {str(assets_dir)!r:.300} is not a directory (expected a local "
+                                  "asset cache, filled by osgym tasks fetch-assets)")
+        self.assets_dir = Path(assets_dir).resolve() if assets_dir is not None else None
+        self.memory_merge = memory_merge
+        self.runtime = runtime or settings().replica_runtime
         self.transport = "tcp" if compat else transport
         self.egress = egress
         # networked replicas never join Docker's default bridge: osgym's own networks, fenced by host rules
@@ -255,6 +277,10 @@ class ReplicaPool:
         if self.target > planned and not self.force:
             raise CapacityError(f"pool {self.name}: {self.target} replicas requested, hosts hold {planned} "
                                 f"({self.plan()}); pass force=True to overcommit")
+        if self.runtime is not None:
+            for h in self.hosts:
+                if not h.quarantined:
+                    check_runtime(h.client, h.name, self.runtime)
         ensure_private_dir(self.run_dir.parent)
         ensure_private_dir(self.run_dir)
         if self.network_kind is not None:

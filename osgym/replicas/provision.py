@@ -49,6 +49,9 @@ __all__ = ["CONTROL_PORT", "COMPAT_CAP_DROP", "CTL_MOUNT", "NATIVE_CAP_ADD", "SE
            "Provisioner", "ReplicaLimits", "limits_for"]
 
 CONTROL_PORT = 5000
+DEVTOOLS_PORT = 9222
+"""Chromium's DevTools in a replica, published by compatibility replicas for OSWorld's client (its
+``chrome_open_tabs`` connects to the VM's 9222, where OSWorld's tasks start socat in front of Chromium)."""
 START_ATTEMPTS = 3
 """Containers tried per replica slot before the start counts as failed."""
 
@@ -61,6 +64,8 @@ NATIVE_CAP_ADD = ["SETUID", "SETGID"]
 files as `user` (server/uids.py); processes it starts as `user` get none (no-new-privileges)."""
 
 CTL_MOUNT = "/run/osgym/ctl"
+ASSETS_MOUNT = "/run/osgym/assets"
+"""Where a compatibility replica sees the pool's ``assets_dir`` (read-only), for ``/setup/download_file``."""
 """Where the replica's run directory is mounted: below the server's own directory (mode 0700,
 `osgym`), so the agent's account cannot reach it even when its uid owns the host directory."""
 
@@ -131,15 +136,16 @@ _loopback_used: set[str] = set()
 
 
 def _allocate_loopback() -> str:
-    """An unused 127.0.0.N (N >= 2, then 127.0.1.x, ...) whose control port is free on this machine."""
+    """An unused 127.0.0.N (N >= 2, then 127.0.1.x, ...) whose control and DevTools ports are free here."""
     with _loopback_lock:
         for n in range(2, 2**16):
             addr = str(ipaddress.IPv4Address(0x7F000000 + n))
             if addr.endswith((".0", ".255")) or addr in _loopback_used:
                 continue
-            with socket.socket() as s:
+            with socket.socket() as control, socket.socket() as devtools:
                 try:
-                    s.bind((addr, CONTROL_PORT))
+                    control.bind((addr, CONTROL_PORT))
+                    devtools.bind((addr, DEVTOOLS_PORT))
                 except OSError:
                     continue
             _loopback_used.add(addr)
@@ -245,6 +251,8 @@ class Provisioner:
         It is not given the token: whatever goes in here, ``docker inspect`` shows."""
         pool = self.pool
         env = {"OSGYM_SCREEN": f"{pool.screen[0]}x{pool.screen[1]}"}
+        if not pool.memory_merge:
+            env["OSGYM_KSM"] = "0"
         host_kw: dict[str, Any] = dict(
             mem_limit=f"{pool.limits.mem_mib}m", memswap_limit=f"{pool.limits.mem_mib}m",
             nano_cpus=int(pool.limits.cpus * 1e9), pids_limit=pool.limits.pids,
@@ -257,6 +265,8 @@ class Provisioner:
             log_config={"Type": "json-file",
                         "Config": {"max-size": f"{pool.limits.log_mib}m", "max-file": "2"}},
         )
+        if pool.runtime is not None:
+            host_kw["runtime"] = pool.runtime
         if pool.network_name:
             host_kw["sysctls"] = container_sysctls()
         disk_mib = pool.limits.disk_mib if pool.limits.disk_mib is not None else settings().replica_disk_mib
@@ -267,8 +277,12 @@ class Provisioner:
             env["OSGYM_COMPAT"] = "1"
             env["OSGYM_LISTEN"] = f"tcp:0.0.0.0:{CONTROL_PORT}"
             host_kw["cap_drop"] = COMPAT_CAP_DROP
-            host_kw["port_bindings"] = {CONTROL_PORT: (loopback, CONTROL_PORT)}
-            create_kw["ports"] = [CONTROL_PORT]
+            host_kw["port_bindings"] = {CONTROL_PORT: (loopback, CONTROL_PORT),
+                                        DEVTOOLS_PORT: (loopback, DEVTOOLS_PORT)}
+            create_kw["ports"] = [CONTROL_PORT, DEVTOOLS_PORT]
+            if pool.assets_dir is not None:
+                # inside the server's own 0700 directory: the server reads it, the agent's account cannot
+                host_kw["binds"] = {str(pool.assets_dir): {"bind": ASSETS_MOUNT, "mode": "ro"}}
         else:
             host_kw["cap_drop"] = ["ALL"]
             host_kw["cap_add"] = NATIVE_CAP_ADD

@@ -202,6 +202,9 @@ class _LocalStore:
             # A unique temporary name: two fetches of the same blob never write one file together.
             fd, tmp = tempfile.mkstemp(prefix=f".{final.name}.", suffix=".incomplete", dir=final.parent)
             try:
+                # Readable by all (mkstemp makes 0600): a compatibility replica's server, another uid,
+                # reads the cache through a read-only mount (ASSETS_MOUNT). The files are public downloads.
+                os.fchmod(fd, 0o644)
                 with os.fdopen(fd, "wb") as f:
                     f.write(data)
                     f.flush()
@@ -300,6 +303,11 @@ class AssetCache:
 
     def __repr__(self) -> str:
         return f"AssetCache({self.location})"
+
+    @property
+    def local_dir(self) -> Path | None:
+        """The cache's directory when it is a local one (what a compatibility replica mounts), else None."""
+        return self._store.root if isinstance(self._store, _LocalStore) else None
 
     def manifest(self, *, reload: bool = False) -> dict[str, AssetEntry]:
         """URL -> entry, as the cache's manifest says (empty for a cache never filled).

@@ -87,8 +87,9 @@ def q(s: str) -> str:
 
 
 def execute(command: str) -> dict[str, Any]:
-    """A setup step running ``command`` through the shell."""
-    return {"type": "execute", "parameters": {"command": command, "shell": True}}
+    """A setup step running ``command`` through the shell; a non-zero exit fails the setup (``check``,
+    osgym's own: OSWorld's task files go on after a failed command)."""
+    return {"type": "execute", "parameters": {"command": command, "shell": True, "check": True}}
 
 
 def write_file(path: str, content: str) -> dict[str, Any]:

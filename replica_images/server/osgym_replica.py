@@ -41,6 +41,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import api  # noqa: E402
 import limits  # noqa: E402
+import memory  # noqa: E402
 import procs  # noqa: E402
 import uids  # noqa: E402
 
@@ -143,7 +144,10 @@ class Desktop:
         self.procs["xvfb"] = subprocess.Popen(
             ["Xvfb", DISPLAY, "-auth", SERVER_XAUTHORITY, "-screen", "0", f"{self.width}x{self.height}x24",
              "-nolisten", "tcp", "-listen", "unix", "-displayfd", str(w), "+extension", "XTEST",
-             "+extension", "XFIXES", "-dpi", "96", "+extension", "RANDR"],
+             "+extension", "XFIXES", "-dpi", "96", "+extension", "RANDR",
+             # No GLX: loading Mesa (and libLLVM behind it) cost 11 MiB of private pages per Xvfb; the
+             # apps render in software either way (Chromium through SwiftShader, VLC through XCB).
+             "-extension", "GLX"],
             pass_fds=(w,), env=server_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=SERVER_DIR,
         )
         os.close(w)
@@ -412,6 +416,8 @@ def main():
     compat = os.environ.get("OSGYM_COMPAT") == "1"
     if compat and os.getuid() == 0:
         grant_compat_sudo()
+    memory.merge_pages()  # before any child: they inherit it
+    memory.return_freed_buffers()
     uids.drop_to_server()
     os.chdir(SERVER_DIR)
     share_run_dir()

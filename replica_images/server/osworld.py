@@ -14,6 +14,7 @@ import shutil
 import time
 from urllib.parse import parse_qs
 
+import asset_cache
 import procs
 import wallpaper
 from api import FILE_ROOTS, confine, read_file, write_file
@@ -121,6 +122,17 @@ def routes(app):
         path = confine(os.path.expandvars(raw))
         write_file(path, data[1])
         return text(200, f"File Uploaded: {len(data[1])} bytes")
+
+    def download_file(q, body, headers=None):
+        # OSWorld's server fetches the URL itself; a replica is offline, so the bytes come from the
+        # host's asset cache, mounted read-only (asset_cache).
+        data = load_json(body)
+        url, raw = data.get("url"), data.get("path")
+        if not isinstance(url, str) or not url or not isinstance(raw, str) or not raw:
+            return text(400, "Path or URL not supplied!")
+        path = confine(os.path.expandvars(procs.expand_home(raw)))
+        write_file(path, asset_cache.read(url))
+        return text(200, "File downloaded successfully")
 
     def list_directory(q, body, headers=None):
         data = load_json(body)
@@ -278,6 +290,7 @@ def routes(app):
         ("POST", "/setup/execute"): execute,
         ("POST", "/setup/launch"): launch,
         ("POST", "/setup/upload"): upload,
+        ("POST", "/setup/download_file"): download_file,
         ("POST", "/setup/open_file"): open_file,
         ("POST", "/setup/activate_window"): activate_window,
         ("POST", "/setup/close_window"): close_window,

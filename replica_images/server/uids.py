@@ -117,3 +117,16 @@ def fs_as_user():
     finally:
         _setfsgid(prev_gid)
         _setfsuid(prev_uid)
+
+
+@contextlib.contextmanager
+def fs_as_server():
+    """Within a :func:`fs_as_user` block, this thread opens files as the server again (its own
+    directories, such as the asset cache mounted at /run/osgym/assets, which `user` cannot enter)."""
+    prev_uid = _setfsuid(SERVER_UID)
+    prev_gid = _setfsgid(SERVER_GID)
+    try:
+        yield
+    finally:
+        _setfsgid(prev_gid)
+        _setfsuid(prev_uid)

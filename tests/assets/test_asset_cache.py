@@ -159,6 +159,9 @@ def test_fetch_assets_fills_a_local_cache_once_and_a_second_run_fetches_nothing(
     assert manifest["assets"][server.url("/moved")]["sha256"] == hashlib.sha256(PNG).hexdigest()
     blobs = {p.name: p.read_bytes() for p in (cache_dir / "blobs").iterdir()}
     assert blobs == {hashlib.sha256(d).hexdigest(): d for d in (XLSX, DOCX, PNG)}
+    # readable by other uids: a compatibility replica's server reads the cache through a mount
+    assert {oct(p.stat().st_mode & 0o777) for p in [cache_dir / "manifest.json", *(cache_dir / "blobs").iterdir()]} \
+        == {"0o644"}
 
     second = _fetch(tmp_path / "tasks", str(cache_dir))
     assert second.exit_code == 0, second.output

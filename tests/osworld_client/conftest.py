@@ -1,7 +1,8 @@
 """OSWorld's own client against an apps replica in compatibility mode: the apps image (built once if
 missing, as in tests/apps; ``make test`` builds it first, so the build's time shows there), a compat
 replica at 1920x1080 with the tier's limits, the client venv (desktop-env without its dependencies, plus
-requests, requests-toolbelt and python-dotenv, which its controllers import) and a local HTTP server for
+requests, requests-toolbelt, python-dotenv and Playwright, which its controllers import; Playwright's
+package only, no browser: OSWorld connects it to the replica's Chromium) and a local HTTP server for
 the tasks' assets.
 """
 
@@ -28,7 +29,7 @@ from tests.osworld_venv import desktop_env_venv
 from tests.replica.helpers import compat_replica
 
 SCREEN = (1920, 1080)
-CLIENT_NEEDED = ("requests", "requests-toolbelt", "python-dotenv")
+CLIENT_NEEDED = ("requests", "requests-toolbelt", "python-dotenv", "playwright")
 RUNNER = Path(__file__).with_name("osworld_client_runner.py")
 CALL_TIMEOUT_S = 300
 """A batch of calls: OSWorld's methods retry three times, 5 s apart, before they answer None."""

@@ -6,12 +6,12 @@ Reads one JSON request from stdin: ``{"host", "port", "cache_dir", "screen": [w,
 ``{"value": ...}`` (bytes as ``{"bytes": base64}``) or ``{"error": "Type: message"}``.
 
 ``desktop_env/controllers/python.py`` needs only requests, and loads unchanged. ``setup.py`` imports at
-its top, besides requests, requests-toolbelt and python-dotenv (in the venv), Playwright (for its Chrome
-tab steps over CDP), PyDrive (Google Drive) and OSWorld's metric utilities (pandas, openpyxl, ..., for
-``compare_urls`` when closing tabs). The runner compiles setup.py's own source without those three
-imports (``DROPPED``) and, before running ``setup(config)``, checks that neither ``setup`` nor any step
-function the config names refers to what they would have bound: the code that runs is OSWorld's,
-unchanged, and could not have used them.
+its top, besides requests, requests-toolbelt, python-dotenv and Playwright (in the venv; Playwright drives
+Chromium over CDP for ``chrome_open_tabs``), PyDrive (Google Drive) and OSWorld's metric utilities
+(formulas, openpyxl, tldextract, ..., for ``compare_urls`` when closing tabs). The runner compiles
+setup.py's own source without those two imports (``DROPPED``) and, before running ``setup(config)``,
+checks that neither ``setup`` nor any step function the config names refers to what they would have
+bound: the code that runs is OSWorld's, unchanged, and could not have used them.
 """
 
 from __future__ import annotations
@@ -27,9 +27,8 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: the shared loader
 from osworld_reference import load_without, names  # noqa: E402
 
-DROPPED = {"playwright.sync_api", "pydrive.auth", "pydrive.drive", "desktop_env.evaluators.metrics.utils"}
-UNBOUND = {"sync_playwright", "TimeoutError", "GoogleAuth", "GoogleDrive", "GoogleDriveFile", "GoogleDriveFileList",
-           "compare_urls"}
+DROPPED = {"pydrive.auth", "pydrive.drive", "desktop_env.evaluators.metrics.utils"}
+UNBOUND = {"GoogleAuth", "GoogleDrive", "GoogleDriveFile", "GoogleDriveFileList", "compare_urls"}
 
 
 def _encode(value: Any) -> Any:

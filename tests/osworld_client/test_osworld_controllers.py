@@ -294,3 +294,28 @@ def test_chromium_task_with_download_and_launch(osworld: OSWorldClient, assets: 
                   lambda tree: any("osworld second page" in t for t in _titles(tree)))
     assert "osworld first page" in tree  # still open, in the first tab
     _setup(osworld, [{"type": "execute", "parameters": {"command": "pkill -f chromium; true", "shell": True}}])
+
+
+def test_chrome_task_opens_tabs_through_devtools(osworld: OSWorldClient, assets: AssetServer) -> None:
+    """OSWorld's Chrome task shape: ``google-chrome --remote-debugging-port=1337`` and socat in front of it on
+    9222 (both as OSWorld's task files launch them), then ``chrome_open_tabs``: OSWorld's Playwright connects
+    over CDP to the replica's 9222, published on its loopback address, and opens the pages; osgym's
+    ``open_tabs_info`` getter reads the tabs back through DevTools inside the replica."""
+    names = ("alpha", "beta")
+    urls = [f"file://{DESKTOP}/tab-{n}.html" for n in names]
+    for n in names:
+        assets.files[f"/tab-{n}.html"] = f"<html><head><title>osworld tab {n}</title></head></html>".encode()
+    task = {"id": "osworld-client-chrome-tabs", "snapshot": "chrome", "instruction": "Keep the two tabs open.",
+            "config": [{"type": "download", "parameters": {"files": [
+                           {"url": assets.url(f"/tab-{n}.html"), "path": f"{DESKTOP}/tab-{n}.html"} for n in names]}},
+                       {"type": "launch", "parameters": {"command": ["google-chrome", "--remote-debugging-port=1337"]}},
+                       {"type": "launch", "parameters": {"command": ["socat", "tcp-listen:9222,fork",
+                                                                     "tcp:localhost:1337"]}},
+                       {"type": "chrome_open_tabs", "parameters": {"urls_to_open": urls}}],
+            "evaluator": {"func": "is_expected_tabs", "result": {"type": "open_tabs_info"},
+                          "expected": {"type": "rule", "rules": {"type": "url", "urls": urls}}}}
+    _setup(osworld, task["config"])  # type: ignore[arg-type]
+    _until("both tabs in the accessibility tree", lambda: osworld.call("python", "get_accessibility_tree"),
+           lambda tree: tree is not None and "osworld tab beta" in tree)
+    assert _score(osworld, task) == 1.0
+    _setup(osworld, [{"type": "execute", "parameters": {"command": "pkill -f 'chromium|socat'; true", "shell": True}}])

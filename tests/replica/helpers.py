@@ -65,19 +65,20 @@ class Probe:
 
 
 def free_loopback_address() -> str:
-    """A 127.0.0.N whose port 5000 is free right now (N in 100..250, random start)."""
+    """A 127.0.0.N whose ports 5000 and 9222 are free right now (N in 100..250, random start)."""
     start = uuid.uuid4().int % 150
     for i in range(150):
         host = f"127.0.0.{100 + (start + i) % 150}"
-        with socket.socket() as s:
+        with socket.socket() as a, socket.socket() as b:
             try:
-                s.bind((host, 5000))
+                a.bind((host, 5000))
+                b.bind((host, 9222))
             except OSError as exc:
                 if exc.errno in (errno.EADDRINUSE, errno.EACCES):
                     continue
                 raise
             return host
-    raise RuntimeError("no free 127.0.0.N:5000 found")
+    raise RuntimeError("no free 127.0.0.N with ports 5000 and 9222 found")
 
 
 @contextlib.contextmanager
@@ -97,7 +98,7 @@ def compat_replica(client: docker.DockerClient, image: str, screen: tuple[int, i
             image, name=name, labels={POOL_LABEL: name}, init=True, network=name,
             environment={"OSGYM_COMPAT": "1", "OSGYM_LISTEN": "tcp:0.0.0.0:5000",
                          "OSGYM_SCREEN": f"{screen[0]}x{screen[1]}"},
-            ports={"5000/tcp": (host, 5000)}, mem_limit=mem_limit, pids_limit=pids_limit,
+            ports={"5000/tcp": (host, 5000), "9222/tcp": (host, 9222)}, mem_limit=mem_limit, pids_limit=pids_limit,
         )
         container.start()
         url = f"http://{host}:5000"
