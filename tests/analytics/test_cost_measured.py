@@ -92,8 +92,12 @@ def test_pool_plan_from_a_run(runs: dict[str, Any]) -> None:
     assert "measured: 3 episode(s) of run run-a of costed" in text
     assert re.search(r"cost: \$[\d.,]+ per replica-day", text) and "episode: $" in text
     assert max(len(line) for line in out.output.splitlines()) <= 80
+    whole = CliRunner().invoke(app, ["pool", "plan", "--dataset", "costed", "--store", runs["store"]])
+    assert whole.exit_code == 0 and "measured: 6 episode(s) of the dataset of costed" in " ".join(whole.output.split())
     bad = CliRunner().invoke(app, ["pool", "plan", "--from-run", "nope", "--store", runs["store"]])
     assert bad.exit_code == 2 and "holds run 'nope'" in bad.output
+    bad = CliRunner().invoke(app, ["pool", "plan", "--dataset", "nosuch", "--store", runs["store"]])
+    assert bad.exit_code == 2 and "dataset 'nosuch' does not exist" in bad.output
 
 
 def test_report_of_a_measured_dataset_and_of_one_that_does_not_exist(runs: dict[str, Any], tmp_path: Path) -> None:
