@@ -37,7 +37,7 @@ from osgym.collection.collector import (
 from osgym.collection.recipe import Recipe, load_recipe
 from osgym.dataset import DatasetWriter, write_sidecar
 from osgym.dataset.backends import open_backend
-from osgym.replicas import images
+from osgym.replicas import cost, images
 from osgym.replicas.events import events_table
 from osgym.replicas.pool import PoolEvent, ReplicaPool, limits_for
 from osgym.settings import settings
@@ -128,7 +128,8 @@ class Collection:
         ConfigError: if the recipe is invalid, names tasks its suite does not have, names task files
             that cannot run (under ``on_refused: fail``; see :func:`~osgym.collection.collector.plan_task_files`),
             or asks for a privileged switch (``compat``, ``egress: open``, ``force``) the operator's
-            settings do not allow; before any replica starts.
+            settings do not allow, or the operator's price table (``OSGYM_PRICES``) cannot be read;
+            before any replica starts.
         ValueError: if ``shard`` is not in ``0..shards-1``.
     """
 
@@ -145,6 +146,7 @@ class Collection:
         self.recipe = recipe if isinstance(recipe, Recipe) else load_recipe(recipe)
         self.settings = settings()
         self.recipe.check_consent(self.settings)
+        self.prices = cost.load_prices(self.settings.prices)  # read now: a bad table fails before any replica
         self.run_id = run_id or new_run_id()
         self.shard = shard
         self.part = part_name(shard, shards)
@@ -215,7 +217,7 @@ class Collection:
                              limits=limits_for(rec.tier),
                              on_event=self.on_event) as pool:
                 self._pool = pool
-                self._collector = Collector(rec, pool, image, sink=_locked(writer.add))
+                self._collector = Collector(rec, pool, image, sink=_locked(writer.add), prices=self.prices)
                 try:
                     for start in range(0, len(todo), rec.batch_size):
                         execute(self, todo[start:start + rec.batch_size], self._done)

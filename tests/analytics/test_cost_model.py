@@ -129,3 +129,15 @@ def test_assumptions_cite_prices_profile_and_density(monkeypatch: pytest.MonkeyP
     assert "e-0" not in text and "e-1" not in text  # no exponent notation
     tokens = "\n".join(cost.assumptions(table, DEFAULT_PROFILE.model_copy(update={"input_tokens": 5, "model": "x"})))
     assert "Model tokens not costed" in tokens
+
+
+def test_a_bad_price_table_fails_a_collection_before_any_replica(tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    from osgym.collection import Collection
+
+    bad = tmp_path / "prices.yaml"
+    bad.write_text("hosts: [{instance: x, vcpus: 0, memory_gib: 1, usd_per_hour: 1}]\n")
+    monkeypatch.setenv("OSGYM_PRICES", str(bad))
+    with pytest.raises(ConfigError, match=r"(?s)price table .*vcpus"):
+        Collection({"name": "x", "episodes": 1, "store": str(tmp_path / "data")})
+    assert not (tmp_path / "data").exists()
