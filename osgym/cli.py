@@ -342,6 +342,8 @@ def collect(
     episodes: Annotated[int | None, typer.Option(help="override the number of episodes")] = None,
     replicas: Annotated[int | None, typer.Option(help="override the number of replicas")] = None,
     report: Annotated[bool, typer.Option(help="print the report at the end")] = True,
+    plan_from_run: Annotated[str | None, typer.Option(
+        help="admit replicas by the profile this earlier run (in the recipe's store) measured")] = None,
 ) -> None:
     """Collect a dataset in this process (no Prefect), then print its report.
 
@@ -352,7 +354,8 @@ def collect(
 
     try:
         rec = load_recipe(recipe, store=store, episodes=episodes, replicas=replicas)
-        run = Collection(rec, run_id=run_id)  # unknown suites or tasks fail here, before Docker is touched
+        profile = _plan_profile(rec.store, plan_from_run, None) if plan_from_run else None
+        run = Collection(rec, run_id=run_id, profile=profile)  # unknown suites or tasks fail here, before Docker
     except OsgymError as exc:
         raise _fail(exc) from exc
     for refusal in run.refused:  # on_refused: skip; under fail, Collection has raised with the list

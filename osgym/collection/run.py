@@ -123,6 +123,9 @@ class Collection:
         shards: how many shards the run is split into.
         on_episode: called with each finished episode's summary, in the thread that runs the batches.
         on_event: called with each replica lifecycle event, from the pool's threads.
+        profile: what one replica uses, measured by an earlier run (:func:`osgym.analysis.profile.measured_profile`);
+            the pool admits as many replicas as the cost model's density for it allows (default:
+            :data:`osgym.replicas.cost.DEFAULT_PROFILE`).
 
     Raises:
         ConfigError: if the recipe is invalid, names tasks its suite does not have, names task files
@@ -142,6 +145,7 @@ class Collection:
         shards: int = 1,
         on_episode: EpisodeCallback | None = None,
         on_event: EventCallback | None = None,
+        profile: cost.Profile | None = None,
     ) -> None:
         self.recipe = recipe if isinstance(recipe, Recipe) else load_recipe(recipe)
         self.settings = settings()
@@ -154,6 +158,7 @@ class Collection:
         self.jobs = [j for j in jobs if shard is None or j.index % shards == shard]
         self.on_episode = on_episode
         self.on_event = on_event
+        self.profile = profile
         self.counts = Counts()
         self.skipped = 0
         self.pending = 0
@@ -214,7 +219,7 @@ class Collection:
                              hosts=self.settings.hosts or None, host_name=self.settings.host_name,
                              compat=rec.compat, assets_dir=_compat_assets_dir(rec),
                              force=rec.force, egress=rec.egress == "open",
-                             limits=limits_for(rec.tier),
+                             limits=limits_for(rec.tier), profile=self.profile,
                              on_event=self.on_event) as pool:
                 self._pool = pool
                 self._collector = Collector(rec, pool, image, sink=_locked(writer.add), prices=self.prices)

@@ -15,6 +15,7 @@ from typing import Any
 
 import pyarrow.parquet as pq
 import pytest
+import yaml
 from typer.testing import CliRunner
 
 from osgym.analysis import analytics
@@ -112,3 +113,20 @@ def test_report_of_a_measured_dataset_and_of_one_that_does_not_exist(runs: dict[
     assert missing.exit_code == 2
     assert "dataset 'nosuch' does not exist in" in missing.output and "datasets there: costed" in missing.output
     assert "Success by task" not in missing.output
+
+
+def test_admission_follows_a_measured_profile(runs: dict[str, Any], image: str, tmp_path: Path) -> None:
+    from osgym.collection import Collection
+    from osgym.errors import CapacityError
+
+    recipe = {"name": "admit", "episodes": 1, "replicas": 1, "standby": 0, "screen": [800, 600], "image": image,
+              "tasks": ["terminal-create-file"], "store": str(tmp_path / "data")}
+    greedy = cost.Profile(cores=4.0, mem_mib=59, source="a replica that needs 4 cores")
+    with pytest.raises(CapacityError, match="1 replicas requested, hosts hold 0"):
+        Collection(recipe, profile=greedy).run()
+    path = tmp_path / "admit.yaml"
+    path.write_text(yaml.safe_dump({**recipe, "store": runs["store"], "dataset": "admitted"}))  # costed stays as is
+    out = CliRunner().invoke(app, ["collect", str(path), "--plan-from-run", "run-a", "--run-id", "run-c",
+                                   "--no-report"])
+    assert out.exit_code == 0, out.output
+    assert "run run-c: 1 episodes written" in out.output
