@@ -9,25 +9,24 @@ from prefect import flow
 from prefect.artifacts import create_markdown_artifact, create_table_artifact
 
 from osgym.analysis import analytics
-from osgym.analysis.report import SECTIONS, report_tables, to_markdown, write_html_report
-from osgym.replicas import cost
+from osgym.analysis.report import SECTIONS, CostInputs, report_tables, to_markdown, write_html_report
 
 
 def publish_report_artifacts(store: str, dataset: str, key_prefix: str = "osgym") -> dict[str, Any]:
     """Create one table artifact per report section plus a markdown summary; returns the summary numbers."""
     con = analytics.connect(store, dataset)
     summary = analytics.summary(con)
-    tables = report_tables(con)
+    inputs = CostInputs.of(con)
+    tables = report_tables(con, inputs)
     slug = "".join(c if c.isalnum() else "-" for c in dataset.lower())
     for section in SECTIONS:
         create_table_artifact(key=f"{key_prefix}-{slug}-{section.query.replace('_', '-')}",
                               table=tables[section.query].to_pylist(), description=section.title)
-    rph = cost.default_replicas_per_host()
     lines = [f"# {dataset}", "", "| metric | value |", "|---|---|",
              *[f"| {k} | {v} |" for k, v in summary.items()], ""]
     for section in SECTIONS:
         lines += [f"## {section.title}", "", to_markdown(tables[section.query]), ""]
-    lines += ["## Cost assumptions", "", *[f"- {a}" for a in cost.assumptions(cost.DEFAULT_PRICE, rph)]]
+    lines += ["## Cost assumptions", "", *[f"- {a}" for a in inputs.assumptions()]]
     create_markdown_artifact(key=f"{key_prefix}-{slug}-report", markdown="\n".join(lines),
                              description=f"quality and cost of {dataset}")
     return summary

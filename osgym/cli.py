@@ -103,40 +103,94 @@ def _host_size(value: str) -> tuple[float, float]:
 @pool_app.command("plan")
 def pool_plan(
     replicas: Annotated[int | None, typer.Option(help="size a fleet for this many replicas")] = None,
-    host_size: Annotated[str | None, typer.Option(help="fleet host size as CPUS,GIB, e.g. 16,64")] = None,
-    price: Annotated[float | None, typer.Option(help="fleet host price, USD per hour")] = None,
+    from_run: Annotated[str | None, typer.Option(help="plan from the profile this run measured")] = None,
+    dataset: Annotated[str | None, typer.Option(help="plan from the profile of a whole dataset (or the "
+                                                     "dataset that holds --from-run)")] = None,
+    store: Annotated[str, typer.Option(help="store root of --from-run or --dataset")] = "./data",
+    prices: Annotated[Path | None, typer.Option(help="a price table (YAML) merged into osgym's own; default "
+                                                     "OSGYM_PRICES")] = None,
+    host: Annotated[str | None, typer.Option(help="the price table's host to size the fleet on")] = None,
+    host_size: Annotated[str | None, typer.Option(
+        help="a host not in the price table: CPUS,GIB (with --price)")] = None,
+    price: Annotated[float | None, typer.Option(help="that host's price, USD per hour")] = None,
     mem_limit: Annotated[int, typer.Option(help="per-replica memory limit, MiB")] = 512,
-    footprint: Annotated[float | None, typer.Option(help="per-replica footprint, MiB (default: measured)")] = None,
-    cpu_per_replica: Annotated[float | None, typer.Option(help="cores per replica stepped every 5 s")] = None,
+    footprint: Annotated[float | None, typer.Option(help="per-replica memory, MiB (overrides the profile)")] = None,
+    cpu_per_replica: Annotated[float | None, typer.Option(help="cores per replica (overrides the profile)")] = None,
 ) -> None:
-    """How many replicas this host holds; with --replicas, --host-size and --price, size a fleet."""
-    from osgym.replicas import capacity
+    """How many replicas this host holds, and with --replicas the fleet and its cost, from one cost model.
 
-    kw: dict[str, float] = {}
-    if footprint is not None:
-        kw["footprint_mib"] = footprint
-    if cpu_per_replica is not None:
-        kw["cpu_per_replica"] = cpu_per_replica
+    The profile (cores and memory per replica, replica-seconds, tokens and bytes per episode) is measured
+    by a run (--from-run) or a dataset (--dataset); without either, the benchmark's figure is assumed."""
+    from osgym.replicas import capacity, cost
+
     try:
-        p = capacity.plan(capacity.local_resources(), mem_limit_mib=mem_limit, **kw)
-    except ValueError as exc:
-        raise _fail(OsgymError(str(exc))) from exc
-    console.print(f"this host: {p.cpus:g} cores, {p.mem_available_mib:,.0f} MiB available -> "
-                  f"[bold]{p.replicas}[/bold] replicas (memory {p.by_memory}, cpu {p.by_cpu}, limits {p.by_limits}; "
-                  f"{p.binding} binds; {p.footprint_mib:g} MiB and {p.cpu_per_replica:g} cores per replica, "
-                  f"{p.mem_limit_mib:g} MiB limit)", highlight=False)
-    if replicas is None and host_size is None and price is None:
+        table = cost.load_prices(prices)
+        profile = _plan_profile(store, from_run, dataset)
+        overrides = {k: v for k, v in (("mem_mib", footprint), ("cores", cpu_per_replica)) if v is not None}
+        profile = cost.Profile.model_validate({**profile.model_dump(), **overrides}) if overrides else profile
+        p = capacity.plan(capacity.local_resources(), profile, mem_limit_mib=mem_limit)
+    except (OsgymError, ValueError) as exc:
+        raise _fail(exc if isinstance(exc, OsgymError) else OsgymError(str(exc))) from exc
+    console.print(f"profile: {profile.cores:.3g} cores, {profile.mem_mib:.0f} MiB per replica "
+                  f"({profile.source})", highlight=False, markup=False)
+    console.print(f"this host: {p.cpus:g} cores, {p.mem_available_mib:,.0f} MiB available -> [bold]{p.replicas:,}"
+                  f"[/bold] replicas ({p.binding} binds; cpu {p.by_cpu:,}, memory {p.by_memory:,}, "
+                  f"limits {p.by_limits:,})", highlight=False)
+    if replicas is None:
+        if host_size is not None or price is not None:
+            raise _fail(OsgymError("fleet sizing needs --replicas"))
         return
-    if replicas is None or host_size is None or price is None:
-        raise _fail(OsgymError("fleet sizing needs --replicas, --host-size and --price together"))
-    cpus, gib = _host_size(host_size)
     try:
-        f = capacity.fleet(replicas, cpus, gib, price, **kw)
-    except ValueError as exc:
-        raise _fail(OsgymError(str(exc))) from exc
-    console.print(f"fleet for {f.replicas} replicas on {cpus:g} vCPU / {gib:g} GiB hosts at ${price:g}/h: "
-                  f"[bold]{f.hosts}[/bold] host(s), {f.replicas_per_host} replicas per host ({f.binding} binds), "
-                  f"${f.usd_per_replica_day:.4f} per replica-day, ${f.usd_per_day:,.2f} per day", highlight=False)
+        if host_size is not None or price is not None:
+            if host_size is None or price is None:
+                raise OsgymError("a custom host needs --host-size and --price together")
+            cpus, gib = _host_size(host_size)
+            h = cost.HostPrice(instance=f"{cpus:g}vCPU-{gib:g}GiB", vcpus=cpus, memory_gib=gib, usd_per_hour=price)
+            table = table.model_copy(update={"hosts": [*table.hosts, h], "default_host": h.instance})
+        else:
+            h = table.host(host)
+        f = cost.fleet(replicas, h, profile)
+        run = cost.cost_of(table, profile, host=h.instance)
+    except (OsgymError, ValueError) as exc:
+        raise _fail(exc if isinstance(exc, OsgymError) else OsgymError(str(exc))) from exc
+    console.print(f"fleet: {f.replicas:,} replicas on {f.hosts:,} x {h.instance} ({h.vcpus:g} vCPU, "
+                  f"{h.memory_gib:g} GiB, {cost.usd(h.usd_per_hour)}/h), {f.replicas_per_host:,} per host "
+                  f"({f.binding} binds)", highlight=False, markup=False)
+    console.print(f"cost: {cost.usd(f.usd_per_replica_day)} per replica-day, {cost.usd(f.usd_per_day)} per day",
+                  highlight=False, markup=False)
+    if profile.replica_s:
+        per_success = (f", {cost.usd(run.total_usd / profile.success_rate)} per success"
+                       if profile.success_rate else "")
+        console.print(f"episode: {cost.usd(run.total_usd)} ({cost.usd(run.compute_usd)} replica, "
+                      f"{cost.usd(run.tokens_usd)} tokens, {cost.usd(run.storage_usd)} storage){per_success}",
+                      highlight=False, markup=False)
+
+
+def _plan_profile(store: str, from_run: str | None, dataset: str | None) -> Any:
+    """The profile ``pool plan`` uses: measured by a run or a dataset, else the assumed default."""
+    from osgym.replicas import cost
+
+    if from_run is None and dataset is None:
+        return cost.DEFAULT_PROFILE
+    from osgym.analysis import analytics
+    from osgym.analysis.profile import find_run, measured_profile
+
+    name = dataset or find_run(store, from_run or "")
+    _require_dataset(store, name)
+    return measured_profile(analytics.connect(store, name), from_run, name=name)
+
+
+def _require_dataset(store: str, name: str) -> None:
+    """Fail with the datasets the store has if it has no dataset ``name``.
+
+    Raises:
+        ConfigError: naming the datasets that exist.
+    """
+    from osgym.dataset import list_datasets
+
+    names = list_datasets(store)
+    if name not in names:
+        raise ConfigError(f"dataset {name!r} does not exist in {store}; datasets there: {', '.join(names) or 'none'}")
 
 
 _EXCLUDE_HELP = "skip task files under a directory, or files, of this name (repeatable), e.g. Windows"
@@ -288,6 +342,8 @@ def collect(
     episodes: Annotated[int | None, typer.Option(help="override the number of episodes")] = None,
     replicas: Annotated[int | None, typer.Option(help="override the number of replicas")] = None,
     report: Annotated[bool, typer.Option(help="print the report at the end")] = True,
+    plan_from_run: Annotated[str | None, typer.Option(
+        help="admit replicas by the profile this earlier run (in the recipe's store) measured")] = None,
 ) -> None:
     """Collect a dataset in this process (no Prefect), then print its report.
 
@@ -298,7 +354,8 @@ def collect(
 
     try:
         rec = load_recipe(recipe, store=store, episodes=episodes, replicas=replicas)
-        run = Collection(rec, run_id=run_id)  # unknown suites or tasks fail here, before Docker is touched
+        profile = _plan_profile(rec.store, plan_from_run, None) if plan_from_run else None
+        run = Collection(rec, run_id=run_id, profile=profile)  # unknown suites or tasks fail here, before Docker
     except OsgymError as exc:
         raise _fail(exc) from exc
     for refusal in run.refused:  # on_refused: skip; under fail, Collection has raised with the list
@@ -401,15 +458,18 @@ def print_run(summary: dict[str, Any], report: bool = True) -> None:
         _print_report(summary["store"], summary["dataset"])
 
 
-def _print_report(store: str, dataset: str) -> None:
+def _print_report(store: str, dataset: str, prices: Path | None = None) -> None:
     from osgym.analysis import analytics
-    from osgym.analysis.report import print_report
+    from osgym.analysis.report import CostInputs, print_report
+    from osgym.replicas import cost
 
     try:
+        _require_dataset(store, dataset)
         con = analytics.connect(store, dataset)
-    except OsgymError as exc:
-        raise _fail(exc) from exc
-    print_report(con, console)
+        inputs = CostInputs.of(con, cost.load_prices(prices))
+    except (OsgymError, ValueError) as exc:
+        raise _fail(exc if isinstance(exc, OsgymError) else OsgymError(str(exc))) from exc
+    print_report(con, console, inputs)
 
 
 @app.command()
@@ -417,14 +477,18 @@ def report(
     dataset: Annotated[str, typer.Argument(help="dataset name under the store")],
     store: Annotated[str, typer.Option(help="store root: a directory or s3://bucket/prefix")] = "./data",
     html: Annotated[Path | None, typer.Option(help="also write an HTML report with charts into this directory")] = None,
+    prices: Annotated[Path | None, typer.Option(help="a price table (YAML) merged into osgym's own; default "
+                                                     "OSGYM_PRICES")] = None,
 ) -> None:
     """Print the DuckDB quality and cost report of a dataset."""
-    _print_report(store, dataset)
+    _print_report(store, dataset, prices)
     if html is not None:
         from osgym.analysis import analytics
-        from osgym.analysis.report import write_html_report
+        from osgym.analysis.report import CostInputs, write_html_report
+        from osgym.replicas import cost
 
-        path = write_html_report(analytics.connect(store, dataset), html)
+        con = analytics.connect(store, dataset)
+        path = write_html_report(con, html, inputs=CostInputs.of(con, cost.load_prices(prices)))
         console.print(f"HTML report: {path}")
 
 

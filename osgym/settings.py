@@ -100,6 +100,8 @@ class Settings(BaseSettings):
     asset_cache: str | None = Field(None, description="the offline asset cache task files' http(s) URLs are read "
                                                       "from (a directory or s3://bucket/prefix, filled by osgym tasks "
                                                       "fetch-assets); unset: remote URLs are refused")
+    prices: Path | None = Field(None, description="a YAML price table merged into osgym's own (hosts, model "
+                                                  "tokens, storage; see osgym/replicas/prices.yaml)")
     replica_runtime: str | None = Field(None, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$",
                                         description="the OCI runtime replicas run under (a name registered with "
                                                     "dockerd, e.g. crun); unset: the daemon's default (runc)")

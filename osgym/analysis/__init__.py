@@ -4,7 +4,8 @@
 - :mod:`~osgym.analysis.frames`: which screenshots are blank (decoded with Pillow, once per connection).
 - :mod:`~osgym.analysis.duck`: the DuckDB plumbing both share.
 - :mod:`~osgym.analysis.report`: the terminal and HTML reports, trajectory pages.
-- :mod:`~osgym.replicas.cost`: the price model.
+- :mod:`~osgym.analysis.profile`: a run's or a dataset's measured profile, the input of
+  :mod:`osgym.replicas.cost` (the one cost model).
 """
 
 from osgym.analysis.analytics import connect, query

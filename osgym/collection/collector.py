@@ -19,6 +19,8 @@ from osgym.episodes.runner import EpisodeLimits, run_episode
 from osgym.episodes.trajectory import EpisodeResult, Trajectory, utcnow
 from osgym.errors import ConfigError, ReplicaError, error_class_of
 from osgym.replicas import cost
+from osgym.replicas.accounting import Usage
+from osgym.replicas.client import Replica
 from osgym.replicas.pool import ReplicaPool
 from osgym.retrying import retrying
 from osgym.tasks.assets import cache_from_settings, missing_assets
@@ -157,18 +159,17 @@ class Collector:
     pool: ReplicaPool
     image: str
     sink: Callable[[EpisodeResult], None] | None = None
-    price: cost.PriceTable = cost.DEFAULT_PRICE
-    replicas_per_host: float = 0.0
+    prices: cost.PriceTable | None = None
     lease_timeout_s: float = 30.0
 
     def __post_init__(self) -> None:
-        if not self.replicas_per_host:
-            self.replicas_per_host = cost.default_replicas_per_host(self.price)
+        if self.prices is None:
+            self.prices = cost.load_prices()
         r = self.recipe
         self.limits = EpisodeLimits(
             max_steps=r.max_steps, deadline_s=r.episode_timeout_s, settle_s=r.settle_s,
             screenshot_format=r.observation.format, screenshot_quality=r.observation.quality,
-            screenshot_max_side=r.observation.max_side,
+            screenshot_max_side=r.observation.max_side, a11y=r.observation.a11y,
         )
 
     def run_job(self, job: EpisodeJob, attempt: int = 1, final: bool = True) -> EpisodeResult:
@@ -183,11 +184,12 @@ class Collector:
         """
         policy = make_policy(self.recipe.policy)
         replica_id = host = None
+        leased: Replica | None = None
         t0 = time.monotonic()
         started = utcnow()
         try:
             with self.pool.lease(self.lease_timeout_s) as replica:
-                replica_id, host = replica.id, replica.host
+                replica_id, host, leased = replica.id, replica.host, replica
                 traj = run_episode(replica, job.task, policy, seed=job.seed, limits=self.limits)
         except ReplicaError as exc:
             if not final:
@@ -195,7 +197,8 @@ class Collector:
             traj = failed_trajectory(exc, started)
         except Exception as exc:  # anything else is recorded, never lost
             traj = failed_trajectory(exc, started)
-        return self._result(job, policy, traj, attempt, replica_id, host, time.monotonic() - t0)
+        usage = leased.usage if leased is not None else None  # the pool set it when the lease ended
+        return self._result(job, policy, traj, attempt, replica_id, host, time.monotonic() - t0, usage)
 
     def collect(self, job: EpisodeJob, attempt: int = 1, final: bool = True) -> EpisodeSummary:
         """:meth:`run_job`, then hand the result to the sink."""
@@ -222,14 +225,28 @@ class Collector:
         return self._result(job, make_policy(self.recipe.policy), failed_trajectory(exc), attempts, None, None, 0.0)
 
     def _result(self, job: EpisodeJob, policy: Policy, traj: Trajectory, attempts: int,
-                replica_id: str | None, host: str | None, replica_s: float) -> EpisodeResult:
-        return EpisodeResult(
+                replica_id: str | None, host: str | None, replica_s: float,
+                usage: Usage | None = None) -> EpisodeResult:
+        result = EpisodeResult(
             episode_id=job.episode_id, run_id=job.run_id, task_id=job.task.id, variant=job.task.variant,
             domain=job.task.domain, instruction=job.task.instruction, policy=policy.name,
             policy_config={"name": policy.name, **policy.config()}, image=self.image, replica_id=replica_id,
-            host=host, trajectory=traj, attempts=attempts, replica_s=replica_s,
-            cost_usd=cost.episode_cost_usd(replica_s, self.price, self.replicas_per_host),
+            host=host, trajectory=traj, attempts=attempts, replica_s=replica_s, usage=usage,
         )
+        assert self.prices is not None
+        result.cost_usd = episode_cost(result, self.prices)
+        return result
+
+
+def episode_cost(result: EpisodeResult, prices: cost.PriceTable) -> float:
+    """An episode's cost from its own accounting: its replica-seconds at the density its measured cores
+    and memory allow, its model tokens, and the bytes it stores (:func:`osgym.replicas.cost.cost_of`)."""
+    u = result.usage
+    profile = cost.episode_profile(u.cpu_s if u else None, result.replica_s, u.mem_avg_mib if u else None)
+    profile = profile.model_copy(update={"model": result.policy_config.get("model")})
+    tin, tout = result.tokens()
+    return cost.cost_of(prices, profile, replica_s=result.replica_s, input_tokens=tin or 0,
+                        output_tokens=tout or 0, bytes_written=result.bytes_written()).total_usd
 
 
 def failed_trajectory(exc: BaseException, started: Any = None) -> Trajectory:

@@ -100,11 +100,14 @@ class PolicySpec(_Strict):
 
 
 class ObservationSpec(_Strict):
-    """How screenshots are encoded inside the replica and stored as-is."""
+    """How screenshots are encoded inside the replica and stored as-is, and whether every step stores the
+    accessibility tree (``a11y: true``; about half a second a step). Without it the ``a11y`` column is
+    null, except at steps whose policy asked for the tree."""
 
     format: Literal["png", "jpeg"] = "png"
     quality: int = Field(80, ge=1, le=100)
     max_side: int | None = Field(None, ge=16, le=8192)
+    a11y: bool = False
 
 
 class Recipe(_Strict):

@@ -37,7 +37,7 @@ from osgym.collection.collector import (
 from osgym.collection.recipe import Recipe, load_recipe
 from osgym.dataset import DatasetWriter, write_sidecar
 from osgym.dataset.backends import open_backend
-from osgym.replicas import images
+from osgym.replicas import cost, images
 from osgym.replicas.events import events_table
 from osgym.replicas.pool import PoolEvent, ReplicaPool, limits_for
 from osgym.settings import settings
@@ -123,12 +123,16 @@ class Collection:
         shards: how many shards the run is split into.
         on_episode: called with each finished episode's summary, in the thread that runs the batches.
         on_event: called with each replica lifecycle event, from the pool's threads.
+        profile: what one replica uses, measured by an earlier run (:func:`osgym.analysis.profile.measured_profile`);
+            the pool admits as many replicas as the cost model's density for it allows (default:
+            :data:`osgym.replicas.cost.DEFAULT_PROFILE`).
 
     Raises:
         ConfigError: if the recipe is invalid, names tasks its suite does not have, names task files
             that cannot run (under ``on_refused: fail``; see :func:`~osgym.collection.collector.plan_task_files`),
             or asks for a privileged switch (``compat``, ``egress: open``, ``force``) the operator's
-            settings do not allow; before any replica starts.
+            settings do not allow, or the operator's price table (``OSGYM_PRICES``) cannot be read;
+            before any replica starts.
         ValueError: if ``shard`` is not in ``0..shards-1``.
     """
 
@@ -141,10 +145,12 @@ class Collection:
         shards: int = 1,
         on_episode: EpisodeCallback | None = None,
         on_event: EventCallback | None = None,
+        profile: cost.Profile | None = None,
     ) -> None:
         self.recipe = recipe if isinstance(recipe, Recipe) else load_recipe(recipe)
         self.settings = settings()
         self.recipe.check_consent(self.settings)
+        self.prices = cost.load_prices(self.settings.prices)  # read now: a bad table fails before any replica
         self.run_id = run_id or new_run_id()
         self.shard = shard
         self.part = part_name(shard, shards)
@@ -152,6 +158,7 @@ class Collection:
         self.jobs = [j for j in jobs if shard is None or j.index % shards == shard]
         self.on_episode = on_episode
         self.on_event = on_event
+        self.profile = profile
         self.counts = Counts()
         self.skipped = 0
         self.pending = 0
@@ -212,15 +219,16 @@ class Collection:
                              hosts=self.settings.hosts or None, host_name=self.settings.host_name,
                              compat=rec.compat, assets_dir=_compat_assets_dir(rec),
                              force=rec.force, egress=rec.egress == "open",
-                             limits=limits_for(rec.tier),
+                             limits=limits_for(rec.tier), profile=self.profile,
                              on_event=self.on_event) as pool:
                 self._pool = pool
-                self._collector = Collector(rec, pool, image, sink=_locked(writer.add))
+                self._collector = Collector(rec, pool, image, sink=_locked(writer.add), prices=self.prices)
                 try:
                     for start in range(0, len(todo), rec.batch_size):
                         execute(self, todo[start:start + rec.batch_size], self._done)
                 finally:
                     self._pool = self._collector = None
+                    pool.close()  # first, so the events hold every replica's removal and lifetime usage
                     write_sidecar(rec.store, rec.dataset_name, "pool_events", self.run_id,
                                   f"{self.part or 'events'}-{pool.name}", events_table(pool.events, self.run_id))
             manifest = writer.finalize()

@@ -23,7 +23,7 @@ from osgym.dataset.card import write_dataset_card
 from osgym.dataset.export import export_jsonl
 from osgym.dataset.manifest import Manifest, ShardEntry, build_manifest
 from osgym.dataset.merge import merge_parts
-from osgym.dataset.reader import DatasetView, open_dataset
+from osgym.dataset.reader import DatasetView, list_datasets, open_dataset
 from osgym.dataset.sidecars import write_sidecar
 from osgym.dataset.uri import StoreURI, parse_uri
 from osgym.dataset.writer import DatasetWriter
@@ -39,6 +39,7 @@ __all__ = [
     "build_manifest",
     "export_jsonl",
     "merge_parts",
+    "list_datasets",
     "open_dataset",
     "parse_uri",
     "register_backend",

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from functools import cached_property
+from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
@@ -16,9 +17,10 @@ import pyarrow.dataset as pads
 import pyarrow.fs as pafs
 
 from osgym.dataset.backends import Backend, S3Options, open_backend
-from osgym.dataset.layout import PARTITION_KEY, PARTITION_SCHEMA
+from osgym.dataset.layout import MANIFEST_DIR, PARTITION_KEY, PARTITION_SCHEMA
 from osgym.dataset.manifest import read_manifests
 from osgym.dataset.schema import TABLES
+from osgym.dataset.uri import parse_uri
 
 __all__ = ["DatasetView", "open_dataset", "view_of"]
 
@@ -97,3 +99,31 @@ def open_dataset(uri: str | os.PathLike[str], dataset: str, *, s3: S3Options | N
         StoreError: when the store cannot be listed or a manifest is damaged.
     """
     return view_of(open_backend(uri, dataset, s3))
+
+
+def list_datasets(uri: str | os.PathLike[str], *, s3: S3Options | None = None) -> list[str]:
+    """The names of the datasets in a store: its folders that hold at least one committed run's manifest.
+
+    Raises:
+        ValueError: for a malformed URI.
+        StoreError: when the store cannot be listed.
+    """
+    location = parse_uri(uri)
+    if location.scheme == "file":
+        root = Path(location.path)
+        candidates = sorted(e.name for e in os.scandir(root) if e.is_dir()) if root.is_dir() else []
+    else:
+        # any valid name opens a backend of this store; its filesystem lists the store's folders
+        fs = open_backend(uri, "x", s3).filesystem
+        base = f"{location.bucket}/{location.path}".rstrip("/")
+        infos = fs.get_file_info(pafs.FileSelector(base, allow_not_found=True))
+        candidates = sorted(i.base_name for i in infos if i.type == pafs.FileType.Directory)
+    names = []
+    for name in candidates:
+        try:
+            backend = open_backend(uri, name, s3)
+        except ValueError:  # a folder whose name no dataset may have
+            continue
+        if any(n.endswith(".json") and not n.startswith(".") for n in backend.list(MANIFEST_DIR)):
+            names.append(name)
+    return names

@@ -12,7 +12,9 @@ from typing import Any
 
 import pyarrow as pa
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+"""2 added the resource accounting and token columns (episodes: ``cpu_s`` .. ``bytes_written``; steps: ``raw``,
+``usage``, ``input_tokens``, ``output_tokens``). Version-1 files still read: a column a shard lacks reads as null."""
 
 
 IMAGE_TYPE = pa.struct([("bytes", pa.binary()), ("path", pa.string())])
@@ -45,6 +47,14 @@ EPISODES = pa.schema(
         ("replica_s", pa.float64()),
         ("cost_usd", pa.float64()),
         ("schema_version", pa.int32()),
+        # v2: what the episode's replica used while leased (its cgroup), and the model's tokens
+        ("cpu_s", pa.float64()),
+        ("mem_avg_mib", pa.float64()),
+        ("mem_peak_mib", pa.float64()),
+        ("net_bytes", pa.int64()),
+        ("input_tokens", pa.int64()),
+        ("output_tokens", pa.int64()),
+        ("bytes_written", pa.int64()),  # screenshots, trees and replies stored for the episode
     ],
     metadata={"osgym.table": "episodes", "osgym.schema_version": str(SCHEMA_VERSION)},
 )
@@ -67,6 +77,11 @@ STEPS = pa.schema(
         ("policy_ms", pa.float64()),
         ("env_ms", pa.float64()),
         ("error", pa.string()),
+        # v2: the model's reply (capped) and its token usage (JSON as the provider sent it)
+        ("raw", pa.string()),
+        ("usage", pa.string()),
+        ("input_tokens", pa.int64()),
+        ("output_tokens", pa.int64()),
     ],
     metadata={"osgym.table": "steps", "osgym.schema_version": str(SCHEMA_VERSION)},
 )

@@ -17,9 +17,10 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from typing import Any
 
 from osgym.agents.policies.base import Decision, Policy
-from osgym.episodes.trajectory import Step, Trajectory, utcnow
+from osgym.episodes.trajectory import Step, Trajectory, add_usage, utcnow
 from osgym.errors import (
     EpisodeTimeout,
     EvaluatorError,
@@ -46,6 +47,7 @@ class EpisodeLimits:
     screenshot_quality: int = 80
     screenshot_max_side: int | None = None
     settle_s: float = 1.0
+    a11y: bool = False  # capture the accessibility tree at every step
 
 
 def _ms(t0: float) -> float:
@@ -78,7 +80,7 @@ def run_episode(
     last_type: str | None = None
     termination = "max_steps"
     carried: _Turn | None = None  # the decision a wait ended on: it acts at the next step
-    needs_a11y = False
+    needs_a11y = limits.a11y
     for i in range(limits.max_steps):
         if time.monotonic() > deadline:
             termination = "timeout"
@@ -94,7 +96,7 @@ def run_episode(
             termination = "timeout"
             break
         obs, decision = turn.observation, turn.decision
-        needs_a11y = decision.needs_a11y
+        needs_a11y = decision.needs_a11y or limits.a11y
         actions = decision.actions
         if not actions:
             return _end(traj, "error", PolicyError("policy returned no action"))
@@ -122,6 +124,7 @@ def run_episode(
             action=actions[0].to_json() if len(actions) == 1 else {"actions": [a.to_json() for a in actions]},
             action_type=",".join(types), thought=decision.thought, done=terminal is not None,
             policy_ms=turn.policy_ms, env_ms=turn.observe_ms + _ms(t0), error=error,
+            raw=decision.raw, usage=decision.usage,
         )
         traj.steps.append(step)
         traj.policy_s += turn.policy_ms / 1000
@@ -199,18 +202,22 @@ def _wait(replica: Replica, task: TaskSpec, policy: Policy, traj: Trajectory, fi
     """
     started = time.monotonic()
     turn, env_ms, policy_ms = first, 0.0, 0.0
+    usages: list[dict[str, Any] | None] = []
     while turn.decision.waiting:
         if time.monotonic() > deadline:
             raise _DeadlinePassed
         env_ms += turn.observe_ms
         policy_ms += turn.policy_ms
+        usages.append(turn.decision.usage)
         check_reply(turn.decision.actions)
         t0 = time.perf_counter()
         _act(replica, turn.decision.actions, 0.0, deadline)
         env_ms += _ms(t0)
         turn = _turn(replica, task, policy, traj, first.observation.step + 1, limits, deadline,
-                     a11y=turn.decision.needs_a11y)
-    waited = Decision([Wait(seconds=round(time.monotonic() - started, 3))], thought=first.decision.thought)
+                     a11y=turn.decision.needs_a11y or limits.a11y)
+    # the step records the first reply, and the tokens of every call the wait made
+    waited = Decision([Wait(seconds=round(time.monotonic() - started, 3))], thought=first.decision.thought,
+                      raw=first.decision.raw, usage=add_usage(usages))
     return _Turn(first.observation, waited, env_ms, policy_ms), turn
 
 

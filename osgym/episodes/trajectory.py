@@ -14,6 +14,55 @@ from datetime import UTC, datetime
 from typing import Any
 
 from osgym.errors import ERROR_CLASSES
+from osgym.replicas.accounting import Usage
+
+MAX_RAW_CHARS = 32_768
+"""A model reply longer than this is stored cut, with a note of how much was left out."""
+
+
+def cap_raw(raw: str | None, limit: int = MAX_RAW_CHARS) -> str | None:
+    """A model's reply as stored: whole up to ``limit`` characters, else cut with a note.
+
+    >>> cap_raw("abcdef", limit=4)
+    'abcd…[2 more characters not stored]'
+    """
+    if raw is None or len(raw) <= limit:
+        return raw
+    return f"{raw[:limit]}…[{len(raw) - limit} more characters not stored]"
+
+
+def token_counts(usage: dict[str, Any] | None) -> tuple[int | None, int | None]:
+    """Input and output tokens of a usage record, in either OpenAI shape (chat or responses API).
+
+    >>> token_counts({"prompt_tokens": 900, "completion_tokens": 40, "total_tokens": 940})
+    (900, 40)
+    >>> token_counts({"input_tokens": 5, "output_tokens": 2}), token_counts(None)
+    ((5, 2), (None, None))
+    """
+    if not usage:
+        return None, None
+
+    def pick(*keys: str) -> int | None:
+        for k in keys:
+            v = usage.get(k)
+            if isinstance(v, int | float) and not isinstance(v, bool):
+                return int(v)
+        return None
+
+    return pick("input_tokens", "prompt_tokens"), pick("output_tokens", "completion_tokens")
+
+
+def add_usage(records: list[dict[str, Any] | None]) -> dict[str, Any] | None:
+    """Several policy calls' usage as one record (a wait asks the policy many times for one step).
+
+    >>> add_usage([{"prompt_tokens": 3, "completion_tokens": 1}, None, {"input_tokens": 2, "output_tokens": 1}])
+    {'input_tokens': 5, 'output_tokens': 2, 'calls': 3}
+    """
+    if not any(records):
+        return None
+    pairs = [token_counts(r) for r in records]
+    return {"input_tokens": sum(i or 0 for i, _ in pairs), "output_tokens": sum(o or 0 for _, o in pairs),
+            "calls": len(records)}
 
 TERMINATIONS = ("done", "fail", "max_steps", "timeout", "error")
 """How an episode can end; ``error`` carries an ``error_class``."""
@@ -42,6 +91,8 @@ class Step:
     policy_ms: float = 0.0
     env_ms: float = 0.0
     error: str | None = None
+    raw: str | None = None
+    usage: dict[str, Any] | None = None
 
     @property
     def screenshot_sha256(self) -> str:
@@ -66,7 +117,16 @@ class Step:
             "policy_ms": self.policy_ms,
             "env_ms": self.env_ms,
             "error": self.error,
+            "raw": cap_raw(self.raw),
+            "usage": json.dumps(self.usage, sort_keys=True, default=str) if self.usage else None,
+            "input_tokens": token_counts(self.usage)[0],
+            "output_tokens": token_counts(self.usage)[1],
         }
+
+    @property
+    def bytes_stored(self) -> int:
+        """The payload this step stores: screenshot, tree and reply."""
+        return len(self.screenshot) + len((self.a11y or "").encode()) + len((cap_raw(self.raw) or "").encode())
 
 
 @dataclass
@@ -108,6 +168,17 @@ class EpisodeResult:
     attempts: int = 1
     replica_s: float = 0.0
     cost_usd: float = 0.0
+    usage: Usage | None = None  # what the replica used while leased (its cgroup), if readable
+
+    def tokens(self) -> tuple[int | None, int | None]:
+        """The episode's input and output tokens, None if no step reported usage."""
+        counts = [token_counts(s.usage) for s in self.trajectory.steps if s.usage]
+        if not counts:
+            return None, None
+        return sum(i or 0 for i, _ in counts), sum(o or 0 for _, o in counts)
+
+    def bytes_written(self) -> int:
+        return sum(s.bytes_stored for s in self.trajectory.steps)
 
     def episode_row(self) -> dict[str, Any]:
         """This episode as a row of the ``episodes`` table."""
@@ -138,6 +209,13 @@ class EpisodeResult:
             "env_s": t.env_s,
             "replica_s": self.replica_s,
             "cost_usd": self.cost_usd,
+            "cpu_s": self.usage.cpu_s if self.usage else None,
+            "mem_avg_mib": self.usage.mem_avg_mib if self.usage else None,
+            "mem_peak_mib": self.usage.mem_peak_mib if self.usage else None,
+            "net_bytes": self.usage.net_bytes if self.usage else None,
+            "input_tokens": self.tokens()[0],
+            "output_tokens": self.tokens()[1],
+            "bytes_written": self.bytes_written(),
         }
 
     def step_rows(self) -> list[dict[str, Any]]:

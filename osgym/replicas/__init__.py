@@ -11,7 +11,8 @@
 - :mod:`~osgym.replicas.images`: building the replica images; :mod:`~osgym.replicas.hosts` and
   :mod:`~osgym.replicas.capacity`: the Docker hosts replicas run on and how many fit;
   :mod:`~osgym.replicas.network`: the fenced networks of replicas that need one (egress, compat, tcp);
-  :mod:`~osgym.replicas.cost`: what running them costs.
+  :mod:`~osgym.replicas.cost`: the one cost model (price table, measured profile, density), and
+  :mod:`~osgym.replicas.accounting`: what each replica uses, read from its cgroup.
 """
 
 from osgym.replicas.client import Replica, ReplicaState, Timeouts

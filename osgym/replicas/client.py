@@ -28,6 +28,7 @@ import httpx
 import requests.exceptions
 
 from osgym.errors import ActionFailed, EpisodeTimeout, ReplicaUnreachable, RequestRejected
+from osgym.replicas.accounting import Usage
 from osgym.replicas.actions import _Action
 from osgym.replicas.observation import Observation, Window
 from osgym.replicas.transport import DEFAULT_CAPS, ResponseCaps, Transport, read_capped
@@ -242,6 +243,7 @@ class Replica:
         self.ready_at: float | None = None
         self.api = ControlClient(endpoint, token, timeouts, caps)
         self.screen: tuple[int, int] = (0, 0)
+        self.usage: Usage | None = None  # what the last lease used; set by the pool at release
 
     def __repr__(self) -> str:
         return f"<Replica {self.id} {self.state.value} on {self.host}>"

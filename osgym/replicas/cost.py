@@ -1,55 +1,65 @@
-"""Price table and cost model (design.md §8).
+"""The one cost model: a price table, a measured profile, a density, and what things cost (design.md §8).
 
-A replica costs its share of the host it runs on::
+Every cost osgym prints comes from here: ``osgym pool plan``, the report, each episode's
+``cost_usd`` and the pool's admission limit. Two inputs:
 
-    usd_per_replica_second = host usd_per_hour / 3600 / replicas_per_host
-    episode cost           = replica_s * usd_per_replica_second
-    replica-day            = 86_400 * usd_per_replica_second
+* a **price table** (:class:`PriceTable`): hosts, model tokens and storage, read from the packaged
+  ``prices.yaml`` plus the user's file (``OSGYM_PRICES`` or ``--prices``; :func:`load_prices`);
+* a **profile** (:class:`Profile`): what one replica uses while it runs an episode (cores, memory),
+  and what an episode takes (replica-seconds, tokens, bytes). Measured: from a run or a dataset
+  (:mod:`osgym.analysis.profile`, from the cgroup accounting of :mod:`osgym.replicas.accounting`),
+  or for a single episode from its own accounting. :data:`DEFAULT_PROFILE` is the benchmark's figure
+  for a replica stepped every 5 s, used only when nothing was measured.
 
-``replicas_per_host`` is the packing density, the figure that matters most. It
-is the smaller of a memory bound and a CPU bound (:func:`replicas_per_host`).
-An idle 1920x1080 replica was measured here at about 59 MiB (bench/bench_pool.py), so memory almost
-never binds; an *active* replica is CPU bound (X rendering, the apps, frame
-encoding), so the default density comes from a per-replica vCPU figure that the
-caller should replace with the pool's measured one.
+The model::
 
-Default host (``DEFAULT_PRICE``): AWS EC2 ``m7i.4xlarge`` (16 vCPU, 64 GiB),
-Linux on-demand in us-east-1, $0.8064 per hour. AWS's list price for
-``m7i.xlarge`` there is $0.2016 per hour as quoted by
-https://c3x.dev/blog/m5-vs-m6i-vs-m7i-cost-performance (a 2026 article, read on
-2026-11-30); EC2 prices scale linearly with size within a family, so
-``4xlarge`` = 4 x $0.2016 = $0.8064. The authoritative table is
-https://aws.amazon.com/ec2/pricing/on-demand/; check it before quoting costs.
+    replicas per host  = min(cpus * CPU_TARGET / cores, (memory - reserve) / mem_mib)
+    $ per replica-s    = host $ per s / replicas per host
+    episode            = replica_s * $ per replica-s + tokens * $ per token + bytes * $ per byte-month * months
+    per success        = run total / successful episodes
 
->>> price = PriceTable(instance="example", vcpus=4, memory_gib=16, usd_per_hour=3.6)
->>> episode_cost_usd(100, price, replicas_per_host=10)
-0.01
->>> replica_day_usd(price, replicas_per_host=10)
+The CPU bound plans to ``CPU_TARGET`` of the cores, not all of them: on a 2-core host, 200 replicas
+stepped every 5 s (a nominal 100 % of the cores at 0.01 each) saw a p95 step latency of 297 ms, and
+300 saw 2.4 s; latency degrades before the cores run out.
+
+>>> host = HostPrice(instance="example", vcpus=4, memory_gib=16, usd_per_hour=3.6)
+>>> d = density(host.vcpus, host.memory_gib, Profile(cores=0.3, mem_mib=100))
+>>> d.replicas, d.binding
+(10, 'cpu')
+>>> round(replica_day_usd(host, d.replicas), 2)
 8.64
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import asdict, dataclass
 from datetime import date
+from importlib import resources
+from pathlib import Path
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from osgym.errors import ConfigError
 
 SECONDS_PER_DAY = 86_400
+GIB = 1024**3
 
-IDLE_REPLICA_MEM_MIB = 59.0
-"""Measured resident memory of one idle replica at 1920x1080 (design notes)."""
+CPU_TARGET = 0.75
+"""Share of a host's cores a plan fills (see the module docstring for why not all of them)."""
 
-DEFAULT_REPLICA_CPUS = 0.5
-"""vCPUs per active replica. An assumption until the pool measures it; active density is CPU bound."""
-
-DEFAULT_HOST_RESERVE_CPUS = 0.0
-DEFAULT_HOST_RESERVE_GIB = 2.0
+RESERVE_GIB = 2.0
 """Memory kept back for the host OS, Docker and the collector."""
 
 
-class PriceTable(BaseModel):
-    """The price of one replica host, as a value.
+class _Value(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class HostPrice(_Value):
+    """The price of one replica host.
 
     Attributes:
         instance: the host's name, e.g. an EC2 instance type.
@@ -62,12 +72,10 @@ class PriceTable(BaseModel):
         retrieved: the day the price was read.
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
     instance: str
     provider: str = "custom"
     region: str = ""
-    vcpus: int = Field(gt=0)
+    vcpus: float = Field(gt=0)
     memory_gib: float = Field(gt=0)
     usd_per_hour: float = Field(ge=0)
     source: str = ""
@@ -75,138 +83,330 @@ class PriceTable(BaseModel):
 
     @property
     def usd_per_second(self) -> float:
-        """The host's price per second."""
         return self.usd_per_hour / 3600.0
 
 
-DEFAULT_PRICE = PriceTable(
-    instance="m7i.4xlarge",
-    provider="aws",
-    region="us-east-1",
-    vcpus=16,
-    memory_gib=64,
-    # Linux on-demand. m7i.xlarge is $0.2016/h (source below, read 2026-11-30); 4xlarge is 4x that.
-    usd_per_hour=0.8064,
-    source="https://c3x.dev/blog/m5-vs-m6i-vs-m7i-cost-performance (AWS list price; "
-    "authoritative: https://aws.amazon.com/ec2/pricing/on-demand/)",
-    retrieved=date(2026, 11, 30),
-)
-"""The documented default host: AWS m7i.4xlarge, us-east-1, Linux on-demand, $0.8064/h."""
+class ModelPrice(_Value):
+    """A model's list price per million tokens."""
+
+    name: str
+    usd_per_million_input: float = Field(ge=0)
+    usd_per_million_output: float = Field(ge=0)
+    source: str = ""
+    retrieved: date | None = None
 
 
-def replicas_per_host(
-    host_cpus: float,
-    host_gib: float,
-    replica_mem_mib: float = IDLE_REPLICA_MEM_MIB,
-    replica_cpus: float = DEFAULT_REPLICA_CPUS,
-    *,
-    reserve_cpus: float = DEFAULT_HOST_RESERVE_CPUS,
-    reserve_gib: float = DEFAULT_HOST_RESERVE_GIB,
-) -> int:
-    """How many replicas fit on a host: the smaller of the memory and the CPU bound.
+class StoragePrice(_Value):
+    """What stored bytes cost: per GiB-month, kept for ``months``."""
 
-    Args:
-        host_cpus: vCPUs of the host.
-        host_gib: memory of the host in GiB.
-        replica_mem_mib: memory one replica needs, in MiB.
-        replica_cpus: vCPUs one active replica needs.
-        reserve_cpus: vCPUs kept back for the host itself.
-        reserve_gib: GiB kept back for the host itself.
+    name: str = "storage"
+    usd_per_gib_month: float = Field(ge=0)
+    months: float = Field(1.0, ge=0)
+    source: str = ""
+    retrieved: date | None = None
 
-    Returns:
-        The number of replicas, at least 0.
-
-    Raises:
-        ValueError: if a per-replica figure is not positive.
-
-    >>> replicas_per_host(16, 64, replica_mem_mib=31.3, replica_cpus=0.5)
-    32
-    >>> replicas_per_host(16, 8, replica_mem_mib=1024, replica_cpus=0.25, reserve_gib=0)
-    8
-    """
-    if replica_mem_mib <= 0:
-        raise ValueError(f"replica_mem_mib: expected > 0, actual {replica_mem_mib}")
-    if replica_cpus <= 0:
-        raise ValueError(f"replica_cpus: expected > 0, actual {replica_cpus}")
-    by_mem = math.floor(max(0.0, host_gib - reserve_gib) * 1024 / replica_mem_mib + 1e-9)
-    by_cpu = math.floor(max(0.0, host_cpus - reserve_cpus) / replica_cpus + 1e-9)
-    return max(0, min(by_mem, by_cpu))
+    @property
+    def usd_per_byte(self) -> float:
+        return self.usd_per_gib_month * self.months / GIB
 
 
-def default_replicas_per_host(price: PriceTable = DEFAULT_PRICE) -> int:
-    """The density assumed when the caller does not pass one: :func:`replicas_per_host` with defaults.
+class PriceTable(_Value):
+    """Hosts, models and storage, as read from ``prices.yaml`` files (:func:`load_prices`)."""
 
-    >>> default_replicas_per_host()
-    32
-    """
-    return replicas_per_host(price.vcpus, price.memory_gib)
+    default_host: str
+    hosts: list[HostPrice]
+    models: list[ModelPrice] = []
+    storage: StoragePrice | None = None
 
+    def host(self, name: str | None = None) -> HostPrice:
+        """The host called ``name`` (default: ``default_host``).
 
-def _check_density(replicas_per_host: float) -> None:
-    if not replicas_per_host > 0:
-        raise ValueError(f"replicas_per_host: expected > 0, actual {replicas_per_host}")
+        Raises:
+            ConfigError: if the table has no such host.
+        """
+        want = name or self.default_host
+        for h in self.hosts:
+            if h.instance == want:
+                return h
+        raise ConfigError(f"price table: no host {want!r}; it has {[h.instance for h in self.hosts]}")
 
-
-def usd_per_replica_second(price: PriceTable, replicas_per_host: float) -> float:
-    """One replica's share of the host price, per second.
-
-    Raises:
-        ValueError: if ``replicas_per_host`` is not positive.
-
-    >>> round(usd_per_replica_second(DEFAULT_PRICE, 32) * 3600, 4)
-    0.0252
-    """
-    _check_density(replicas_per_host)
-    return price.usd_per_second / replicas_per_host
+    def model(self, name: str | None) -> ModelPrice | None:
+        """The price of model ``name``, or None if the table has none (its tokens are then not costed)."""
+        return next((m for m in self.models if m.name == name), None) if name else None
 
 
-def episode_cost_usd(replica_s: float, price: PriceTable, replicas_per_host: float) -> float:
-    """The cost of an episode that held a replica for ``replica_s`` seconds.
+def _read_yaml(path: Path) -> dict[str, Any]:
+    try:
+        data = yaml.safe_load(path.read_text())
+    except (OSError, yaml.YAMLError) as exc:
+        raise ConfigError(f"price table {path}: {exc}") from exc
+    if not isinstance(data, dict):
+        raise ConfigError(f"price table {path}: expected a mapping, actual {type(data).__name__}")
+    return data
 
-    Args:
-        replica_s: replica-seconds the episode used (the ``episodes.replica_s`` column).
-        price: the host price.
-        replicas_per_host: replicas packed on one host.
 
-    Returns:
-        US dollars.
+def _merge(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
+    """``extra``'s entries added to ``base``'s; an entry of the same name replaces the base one."""
+    out = dict(base)
+    for key, value in extra.items():
+        if key in ("hosts", "models") and isinstance(value, list):
+            name = "instance" if key == "hosts" else "name"
+            theirs = {e.get(name) for e in value if isinstance(e, dict)}
+            out[key] = [e for e in base.get(key, []) if e.get(name) not in theirs] + value
+        else:
+            out[key] = value
+    return out
+
+
+def load_prices(path: str | Path | None = None) -> PriceTable:
+    """The packaged price table, with the user's file (``path``, else ``OSGYM_PRICES``) merged in.
 
     Raises:
-        ValueError: if ``replica_s`` is negative or ``replicas_per_host`` is not positive.
+        ConfigError: if a file cannot be read or does not describe prices.
     """
-    if replica_s < 0:
-        raise ValueError(f"replica_s: expected >= 0, actual {replica_s}")
-    return round(replica_s * usd_per_replica_second(price, replicas_per_host), 12)
+    if path is None:
+        from osgym.settings import settings
+
+        path = settings().prices
+    data = yaml.safe_load(resources.files("osgym.replicas").joinpath("prices.yaml").read_text())
+    if path is not None:
+        data = _merge(data, _read_yaml(Path(path)))
+    try:
+        table = PriceTable.model_validate(data)
+    except ValidationError as exc:
+        raise ConfigError(f"price table {path or 'prices.yaml'}: {exc}") from exc
+    table.host()  # the default host must exist
+    return table
 
 
-def replica_day_usd(price: PriceTable, replicas_per_host: float) -> float:
-    """The cost of keeping one replica for 24 hours.
+class Profile(_Value):
+    """What a replica and an episode use, measured (or :data:`DEFAULT_PROFILE`).
+
+    Attributes:
+        cores: cores one replica uses while leased (CPU seconds / replica-seconds).
+        mem_mib: memory one replica holds (mean PSS, else working set), MiB.
+        mem_peak_mib: the largest peak of any replica, MiB.
+        replica_s: replica-seconds per episode (mean).
+        input_tokens: model input tokens per episode (mean).
+        output_tokens: model output tokens per episode (mean).
+        bytes: bytes written to the store per episode (mean).
+        success_rate: successful episodes / episodes, if known.
+        episodes: how many episodes were measured.
+        model: the policy's model, to price its tokens.
+        source: where the figures come from, for a report to cite.
+    """
+
+    cores: float = Field(gt=0)
+    mem_mib: float = Field(gt=0)
+    mem_peak_mib: float | None = None
+    replica_s: float = Field(0.0, ge=0)
+    input_tokens: float = Field(0.0, ge=0)
+    output_tokens: float = Field(0.0, ge=0)
+    bytes: float = Field(0.0, ge=0)
+    success_rate: float | None = None
+    episodes: int = 0
+    model: str | None = None
+    source: str = ""
+
+
+MIN_CORES = 1e-4
+"""Floor of a measured ``cores``: an episode that used no CPU time still holds its slot."""
+
+DEFAULT_PROFILE = Profile(
+    cores=0.01, mem_mib=59.0,
+    source="assumed, not measured here: bench/results/pool.md (2026-11-30), one idle 1920x1080 desktop replica "
+           "stepped every 5 s: 0.01 cores, 59 MiB PSS with its containerd shim")
+"""Used only when nothing was measured: the benchmark's replica at a model's pace."""
+
+
+@dataclass(frozen=True)
+class Density:
+    """How many replicas of a profile fit on a host, and which resource binds."""
+
+    replicas: int
+    by_cpu: int
+    by_memory: int
+    binding: str
+
+
+def density(cpus: float, mem_gib: float, profile: Profile, *, cpu_target: float = CPU_TARGET,
+            reserve_gib: float = RESERVE_GIB) -> Density:
+    """Replicas of ``profile`` per host: the smaller of the CPU bound and the memory bound.
+
+    >>> density(16, 64, Profile(cores=0.5, mem_mib=59))
+    Density(replicas=24, by_cpu=24, by_memory=1076, binding='cpu')
+    """
+    by_cpu = math.floor(cpus * cpu_target / max(profile.cores, MIN_CORES) + 1e-9)
+    by_memory = math.floor(max(0.0, mem_gib - reserve_gib) * 1024 / profile.mem_mib + 1e-9)
+    return Density(min(by_cpu, by_memory), by_cpu, by_memory, "cpu" if by_cpu <= by_memory else "memory")
+
+
+def _check(replicas: float) -> None:
+    if not replicas > 0:
+        raise ValueError(f"replicas per host: expected > 0, actual {replicas}")
+
+
+def usd_per_replica_second(host: HostPrice, replicas: float) -> float:
+    """One replica's share of a fully packed host, per second.
 
     Raises:
-        ValueError: if ``replicas_per_host`` is not positive.
+        ValueError: if ``replicas`` is not positive.
     """
-    return round(SECONDS_PER_DAY * usd_per_replica_second(price, replicas_per_host), 12)
+    _check(replicas)
+    return host.usd_per_second / replicas
 
 
-def assumptions(price: PriceTable, replicas_per_host: float) -> list[str]:
-    """The cost model's assumptions as sentences, for a report to print.
+def replica_day_usd(host: HostPrice, replicas: float) -> float:
+    """Keeping one replica for 24 hours on a host packed with ``replicas``.
 
     Raises:
-        ValueError: if ``replicas_per_host`` is not positive.
+        ValueError: if ``replicas`` is not positive.
     """
-    per_s = usd_per_replica_second(price, replicas_per_host)
-    where = ", ".join(p for p in (price.provider, price.region) if p)
+    return SECONDS_PER_DAY * usd_per_replica_second(host, replicas)
+
+
+@dataclass(frozen=True)
+class Cost:
+    """What some episodes cost, by part, in US dollars."""
+
+    compute_usd: float
+    tokens_usd: float
+    storage_usd: float
+
+    @property
+    def total_usd(self) -> float:
+        return self.compute_usd + self.tokens_usd + self.storage_usd
+
+
+def cost_of(prices: PriceTable, profile: Profile, *, episodes: float = 1, host: str | None = None,
+            replica_s: float | None = None, input_tokens: float | None = None,
+            output_tokens: float | None = None, bytes_written: float | None = None) -> Cost:
+    """The cost of ``episodes`` episodes of ``profile`` (or of the given totals) on a host of ``prices``.
+
+    Totals default to ``episodes`` times the profile's per-episode means; the density is always the
+    profile's. A replica that needs more than a whole host pays the whole host (density 1). A profile
+    whose model has no price costs no tokens.
+
+    Raises:
+        ConfigError: if the table has no host ``host``.
+
+    >>> prices = PriceTable(default_host="h", hosts=[HostPrice(instance="h", vcpus=4, memory_gib=16,
+    ...                     usd_per_hour=3.6)])
+    >>> cost_of(prices, Profile(cores=0.3, mem_mib=100, replica_s=100)).total_usd
+    0.01
+    """
+    h = prices.host(host)
+    d = density(h.vcpus, h.memory_gib, profile)
+    rs = episodes * profile.replica_s if replica_s is None else replica_s
+    tin = episodes * profile.input_tokens if input_tokens is None else input_tokens
+    tout = episodes * profile.output_tokens if output_tokens is None else output_tokens
+    nbytes = episodes * profile.bytes if bytes_written is None else bytes_written
+    model = prices.model(profile.model)
+    tokens = (tin * model.usd_per_million_input + tout * model.usd_per_million_output) / 1e6 if model else 0.0
+    storage = nbytes * prices.storage.usd_per_byte if prices.storage else 0.0
+    return Cost(rs * usd_per_replica_second(h, max(d.replicas, 1)), tokens, storage)
+
+
+def episode_profile(cpu_s: float | None, replica_s: float, mem_mib: float | None,
+                    base: Profile = DEFAULT_PROFILE) -> Profile:
+    """One episode's own profile from its accounting; ``base``'s figures where it has none.
+
+    >>> episode_profile(5.0, 10.0, 80.0).cores, episode_profile(None, 10.0, None).cores
+    (0.5, 0.01)
+    """
+    cores = base.cores if cpu_s is None or replica_s <= 0 else max(cpu_s / replica_s, MIN_CORES)
+    mem = base.mem_mib if not mem_mib else mem_mib
+    return base.model_copy(update={"cores": cores, "mem_mib": mem, "replica_s": replica_s,
+                                   "source": "this episode's accounting" if cpu_s is not None else base.source})
+
+
+@dataclass(frozen=True)
+class FleetPlan:
+    """A fleet sized for a number of replicas: hosts, packing and cost."""
+
+    replicas: int
+    host: str
+    replicas_per_host: int
+    hosts: int
+    binding: str
+    usd_per_replica_day: float
+    usd_per_day: float
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def fleet(replicas: int, host: HostPrice, profile: Profile) -> FleetPlan:
+    """Hosts for ``replicas`` replicas of ``profile``; every host is paid for, so the last one's spare
+    slots are charged to the replicas that run.
+
+    Raises:
+        ValueError: if ``replicas`` < 1 or a host holds no replica.
+
+    >>> f = fleet(1000, HostPrice(instance="h", vcpus=16, memory_gib=64, usd_per_hour=0.8064), DEFAULT_PROFILE)
+    >>> f.replicas_per_host, f.hosts, f.binding, round(f.usd_per_replica_day, 4)
+    (1076, 1, 'memory', 0.0194)
+    """
+    if replicas < 1:
+        raise ValueError(f"replicas: expected >= 1, actual {replicas}")
+    d = density(host.vcpus, host.memory_gib, profile)
+    if d.replicas < 1:
+        raise ValueError(f"a {host.vcpus:g} vCPU, {host.memory_gib:g} GiB host holds no replica "
+                         f"({profile.mem_mib:.0f} MiB, {profile.cores:.3g} cores each)")
+    hosts = math.ceil(replicas / d.replicas)
+    day = replica_day_usd(host, replicas / hosts)
+    return FleetPlan(replicas, host.instance, d.replicas, hosts, d.binding, day, day * replicas)
+
+
+def _cited(source: str, retrieved: date | None) -> str:
+    return (source or "source not given") + (f", read {retrieved.isoformat()}" if retrieved else "")
+
+
+def assumptions(prices: PriceTable, profile: Profile, host: str | None = None) -> list[str]:
+    """The model's inputs as sentences, for a report to print.
+
+    Raises:
+        ConfigError: if the table has no host ``host``.
+    """
+    h = prices.host(host)
+    d = density(h.vcpus, h.memory_gib, profile)
+    where = ", ".join(p for p in (h.provider, h.region) if p)
     lines = [
-        f"Host: {price.instance} ({where}): {price.vcpus} vCPU, {price.memory_gib:g} GiB, "
-        f"${price.usd_per_hour:.4f}/hour on-demand.",
-        f"Price source: {price.source or 'not given'}"
-        + (f", read {price.retrieved.isoformat()}." if price.retrieved else "."),
-        f"Density: {replicas_per_host:g} replicas per host; a replica costs ${per_s * 3600:.5f}/hour, "
-        f"${replica_day_usd(price, replicas_per_host):.4f}/replica-day.",
-        f"Measured idle replica: {IDLE_REPLICA_MEM_MIB} MiB at 1920x1080, so memory rarely binds; "
-        f"active replicas are CPU bound (default {DEFAULT_REPLICA_CPUS} vCPU each, an assumption "
-        "until the pool measures it).",
-        "Episode cost = replica_s x host price per second / replicas per host. The host is assumed "
-        "fully packed; idle replicas, warm spares, storage, network and model-inference costs are not included.",
+        f"Host: {h.instance} ({where}): {h.vcpus:g} vCPU, {h.memory_gib:g} GiB, {usd(h.usd_per_hour)}/hour "
+        f"({_cited(h.source, h.retrieved)}).",
+        f"Replica: {profile.cores:.3g} cores while leased, {profile.mem_mib:.0f} MiB "
+        f"({profile.source or 'no source'}).",
+        f"Density: {d.replicas:,} replicas per host ({d.binding} binds; CPU planned to {CPU_TARGET:.0%} of the "
+        f"cores, {RESERVE_GIB:g} GiB kept for the host): {usd(replica_day_usd(h, d.replicas)) if d.replicas else '–'}"
+        " per replica-day.",
     ]
+    model = prices.model(profile.model)
+    if model:
+        lines.append(f"Model {model.name}: {usd(model.usd_per_million_input)} / {usd(model.usd_per_million_output)} "
+                     f"per million input / output tokens ({_cited(model.source, model.retrieved)}).")
+    elif profile.input_tokens or profile.output_tokens:
+        lines.append(f"Model tokens not costed: the price table has no entry for model {profile.model!r}.")
+    if prices.storage:
+        s = prices.storage
+        lines.append(f"Storage: {usd(s.usd_per_gib_month)} per GiB-month for {s.months:g} month(s) "
+                     f"({_cited(s.source, s.retrieved)}).")
+    lines.append("Hosts are assumed fully packed; warm spares, network transfer and the model's own hardware are "
+                 "not included.")
     return lines
+
+
+def usd(value: float) -> str:
+    """Dollars for people: cents from a dollar up, 4 significant digits below, never exponent notation.
+
+    >>> usd(1234.5), usd(0.8064), usd(0.0193536), usd(0.0000667), usd(0.5), usd(0)
+    ('$1,234.50', '$0.8064', '$0.01935', '$0.0000667', '$0.50', '$0')
+    """
+    if value == 0:
+        return "$0"
+    if abs(value) >= 1:
+        return f"${value:,.2f}"
+    digits = max(2, 3 - math.floor(math.log10(abs(value))))
+    text = f"{value:.{digits}f}"
+    while text.endswith("0") and len(text.partition(".")[2]) > 2:
+        text = text[:-1]
+    return f"${text}"

@@ -14,6 +14,8 @@ from typing import Any
 
 import pyarrow as pa
 
+from osgym.replicas.accounting import Usage
+
 EVENT_KINDS = ("created", "ready", "leased", "released", "faulted", "removed", "quarantined")
 """The lifecycle events a pool records."""
 
@@ -30,6 +32,7 @@ class PoolEvent:
         event: one of :data:`EVENT_KINDS`.
         cause: why (a fault's error class and message, "reset", "oom", ...), if any.
         elapsed_s: for ``ready``, seconds from the start request to ready.
+        usage: for ``removed``, what the replica used over its lifetime (from its cgroup), if readable.
     """
 
     ts: float
@@ -39,6 +42,7 @@ class PoolEvent:
     event: str
     cause: str | None = None
     elapsed_s: float | None = None
+    usage: Usage | None = None
 
 
 POOL_EVENTS_SCHEMA = pa.schema([
@@ -50,6 +54,11 @@ POOL_EVENTS_SCHEMA = pa.schema([
     pa.field("event", pa.string(), nullable=False),
     pa.field("cause", pa.string()),
     pa.field("elapsed_s", pa.float64()),
+    pa.field("lifetime_s", pa.float64()),
+    pa.field("cpu_s", pa.float64()),
+    pa.field("mem_avg_mib", pa.float64()),
+    pa.field("mem_peak_mib", pa.float64()),
+    pa.field("net_bytes", pa.int64()),
 ])
 """Schema of the ``pool_events`` table: one row per lifecycle event."""
 
@@ -71,4 +80,10 @@ def events_table(events: Iterable[PoolEvent], run_id: str | None = None) -> pa.T
         rows["event"].append(ev.event)
         rows["cause"].append(ev.cause)
         rows["elapsed_s"].append(ev.elapsed_s)
+        u = ev.usage
+        rows["lifetime_s"].append(u.seconds if u else None)
+        rows["cpu_s"].append(u.cpu_s if u else None)
+        rows["mem_avg_mib"].append(u.mem_avg_mib if u else None)
+        rows["mem_peak_mib"].append(u.mem_peak_mib if u else None)
+        rows["net_bytes"].append(u.net_bytes if u else None)
     return pa.Table.from_pydict(rows, schema=POOL_EVENTS_SCHEMA)

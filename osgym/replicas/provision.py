@@ -386,6 +386,7 @@ class Provisioner:
                 pool._host_of[rid] = host
                 pool.stats.started += 1
             pool._event(replica, "created")
+            pool.accountant.track(rid, cid)
             t_sock, t_health, t_shot = self.wait_ready(replica, host, t0)
         except Exception as exc:
             self._start_failed(host, rid, cid, replica, loopback, rdir, exc)
@@ -420,6 +421,7 @@ class Provisioner:
         if cid is not None:
             with contextlib.suppress(docker.errors.DockerException, requests.exceptions.RequestException):
                 host.client.api.remove_container(cid, force=True)
+        pool.accountant.finish(rid)
         with pool._lock:
             pool._all.pop(rid, None)
             pool._host_of.pop(rid, None)
@@ -480,6 +482,7 @@ class Provisioner:
         health monitor's :class:`~osgym.replicas.health.OomWatcher`."""
         pool = self.pool
         replica.close()
+        usage = pool.accountant.finish(replica.id)  # the last reading, before the cgroup goes
         with pool._lock:
             known = pool._all.pop(replica.id, None) is not None
             host = pool._host_of.pop(replica.id, None)
@@ -502,4 +505,4 @@ class Provisioner:
         shutil.rmtree(pool.run_dir / replica.id, ignore_errors=True)
         if known:
             pool.stats.removed += 1
-            pool._event(replica, "removed", cause)
+            pool._event(replica, "removed", cause, usage=usage)

@@ -34,7 +34,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from osgym.collection.collector import episode_id
+from osgym.collection.collector import episode_cost, episode_id
 from osgym.episodes.trajectory import EpisodeResult, Step, Trajectory, utcnow
 from osgym.errors import (
     EpisodeTimeout,
@@ -189,8 +189,7 @@ class SessionManager:
         self.sink = sink
         self.limits = limits
         self.clock = clock
-        self.price = cost.DEFAULT_PRICE
-        self.replicas_per_host = float(cost.default_replicas_per_host(self.price))
+        self.prices = cost.load_prices()  # the operator's table (OSGYM_PRICES): a bad one fails at start
         self._sessions: dict[int, Session] = {}
         self._opening: dict[str, int] = {}  # sessions each owner is opening (leasing, setting up)
         self._ids = itertools.count(1)
@@ -468,8 +467,9 @@ class SessionManager:
             policy_config={"name": "served", "protocol": session.protocol, "client": session.owner,
                            "seed": session.seed, "session": session.id},
             image=self.image, replica_id=session.replica.id, host=session.replica.host, trajectory=traj,
-            replica_s=replica_s, cost_usd=cost.episode_cost_usd(replica_s, self.price, self.replicas_per_host),
+            replica_s=replica_s, usage=session.replica.usage,
         )
+        result.cost_usd = episode_cost(result, self.prices)
         with self._lock:
             self.episodes_ended += 1
         if self.sink is not None:

@@ -29,11 +29,12 @@ def by(items: list[dict[str, Any]], key: str) -> dict[Any, dict[str, Any]]:
 
 def test_list_queries() -> None:
     assert analytics.list_queries() == [
-        "cost", "failure_causes", "host_faults", "latency_percentiles", "quality_by_episode",
+        "cost", "failure_causes", "host_faults", "latency_percentiles", "profile", "quality_by_episode",
         "quality_flags", "success_by_domain", "success_by_policy", "success_by_task", "summary",
     ]
     info = analytics.query_info("cost")
-    assert info.required == ("usd_per_replica_s",) and info.defaults == {}
+    assert info.required == ("usd_per_replica_s",)
+    assert info.defaults == {"usd_per_input_token": 0, "usd_per_output_token": 0, "usd_per_byte": 0}
     assert "replica-day" in info.description
     assert analytics.query_info("quality_flags").defaults == {"stuck_min_steps": 2}
 
@@ -177,7 +178,8 @@ def test_quality_flags(con: duckdb.DuckDBPyConnection) -> None:
 def test_cost(con: duckdb.DuckDBPyConnection) -> None:
     (row,) = rows(con, "cost", usd_per_replica_s=0.0001)
     assert row == pytest.approx({
-        "episodes": 8, "successes": 2, "replica_hours": 325 / 3600, "total_usd": 0.0325,
+        "episodes": 8, "successes": 2, "replica_hours": 325 / 3600, "compute_usd": 0.0325, "tokens_usd": 0.0,
+        "storage_usd": 0.0, "total_usd": 0.0325,
         "usd_per_episode": 0.0325 / 8, "usd_per_success": 0.0325 / 2, "usd_per_replica_day": 8.64,
         "episodes_per_replica_day": 86400 / (325 / 8), "recorded_usd": 325 * 0.0002})
 

@@ -24,6 +24,11 @@ def parquet_con(view: Any) -> Any:
     c.close()
 
 
+@pytest.fixture(autouse=True)
+def _packaged_prices(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OSGYM_PRICES", raising=False)
+
+
 def test_print_report_shows_every_section_and_the_assumptions(parquet_con: duckdb.DuckDBPyConnection) -> None:
     console = Console(record=True, width=220)
     report.print_report(parquet_con, console)
@@ -32,14 +37,48 @@ def test_print_report_shows_every_section_and_the_assumptions(parquet_con: duckd
         assert section.title in text
     assert "success_rate" in text and "25.0%" in text  # the summary
     assert "replica unreachable: connection reset" in text
-    assert "m7i.4xlarge" in text and "$0.8064/hour" in text and "32 replicas per host" in text
-    assert "$0.6048" in text  # usd_per_replica_day at the default density
+    # a dataset without accounting is priced at the assumed profile, and says so
+    assert "m7i.4xlarge" in text and "$0.8064/hour" in text and "1,076 replicas per host" in text
+    assert "$0.01799" in text and "assumed, not measured" in text
     assert "decoded 3 small candidate frame(s), 2 single-colour" in text
 
 
+def test_the_terminal_report_fits_80_columns(parquet_con: duckdb.DuckDBPyConnection) -> None:
+    console = Console(record=True, width=80)
+    report.print_report(parquet_con, console)
+    text = console.export_text()
+    assert max(len(line) for line in text.splitlines()) <= 80
+    for section in report.SECTIONS:
+        assert section.title in text
+    for header in ("success_rate", "usd_per_replica_day", "episodes_per_replica_day", "faulted_attempts"):
+        assert header in text  # whole, not wrapped into pieces
+    assert not re.search(r"\d[eE][-+]\d", text)  # no exponent notation anywhere
+
+
+def test_fit_tables_transposes_one_row_and_splits_many() -> None:
+    import pyarrow as pa
+
+    one = pa.table({f"a_long_column_name_{i}": [0.0000667] for i in range(6)})
+    (t,) = report.fit_tables("one", one, 80)
+    assert [c.header for c in t.columns] == ["what", "value"] and t.row_count == 6
+    many = pa.table({"key": ["k1", "k2"], **{f"a_long_column_name_{i}": [1.0, 2.0] for i in range(8)}})
+    parts = report.fit_tables("many", many, 80)
+    assert len(parts) > 1 and all(p.columns[0].header == "key" for p in parts)
+    assert sum(len(p.columns) - 1 for p in parts) == 8
+    (none,) = report.fit_tables("Failure causes", many.slice(0, 0), 80)
+    console = Console(record=True, width=80)
+    for p in [*parts, none]:
+        console.print(p)
+    text = console.export_text()
+    assert max(len(line) for line in text.splitlines()) <= 80
+    assert "Failure causes\n" in text and "(no rows)" in text  # the title on one line
+
+
 def test_report_tables_price_the_cost_section(parquet_con: duckdb.DuckDBPyConnection) -> None:
-    price = cost.PriceTable(instance="t", vcpus=4, memory_gib=16, usd_per_hour=3.6)
-    tables = report.report_tables(parquet_con, price=price, replicas_per_host=10)
+    table = cost.PriceTable(default_host="t", hosts=[cost.HostPrice(instance="t", vcpus=4, memory_gib=16,
+                                                                    usd_per_hour=3.6)])
+    inputs = report.CostInputs(table, cost.Profile(cores=0.3, mem_mib=100))  # 10 per host: $0.0001/replica-s
+    tables = report.report_tables(parquet_con, inputs)
     assert list(tables) == [s.query for s in report.SECTIONS]
     assert tables["cost"].to_pylist()[0]["total_usd"] == pytest.approx(0.0325)
 
@@ -58,6 +97,7 @@ def test_html_report(parquet_con: duckdb.DuckDBPyConnection, tmp_path: Path) -> 
     for section in report.SECTIONS:
         assert f"<h2>{html.escape(section.title)}</h2>" in text
     assert "$0.8064/hour" in text
+    assert "<h2>Fleet plan: 1,000 replicas</h2>" in text and "<th>fleet per day</th><td>$19.35</td>" in text
     # The first two failure causes' examples (e3, e6) got trajectory pages, linked from the table.
     assert '<a href="episodes/e3/index.html">e3</a>' in text
     assert '<a href="episodes/e6/index.html">e6</a>' in text
@@ -151,8 +191,9 @@ def test_bar_chart_and_markdown() -> None:
 def test_format_value() -> None:
     assert [report.format_value(c, v) for c, v in [
         ("x", None), ("x", True), ("x", 1234), ("retry_rate", 1.0), ("usd_per_replica_day", 0.6048),
-        ("total_usd", 0.00228), ("p99", 87.9), ("p99", 382.0), ("x", float("nan"))]] == [
-        "–", "yes", "1,234", "100.0%", "$0.6048", "$0.00228", "87.9", "382", "–"]
+        ("total_usd", 0.00228), ("p99", 87.9), ("p99", 382.0), ("x", float("nan")), ("usd_per_success", 6.67e-05),
+        ("setup_s", 95.0)]] == [
+        "–", "yes", "1,234", "100.0%", "$0.6048", "$0.00228", "87.9", "382", "–", "$0.0000667", "1 min 35 s"]
 
 
 def test_no_raw_html_from_data_in_report(parquet_con: duckdb.DuckDBPyConnection, tmp_path: Path) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shlex
 
 from osgym.agents.policies.openai import OpenAIPolicy
@@ -38,3 +39,23 @@ def test_unparseable_reply_is_recorded_as_policy_error(replica, fake_openai) -> 
     traj = run_episode(replica, TASK, _policy(fake_openai), limits=LIMITS)
     assert traj.termination == "error" and traj.error_class == "policy_error"
     assert traj.score == 0.0 and not traj.success
+
+
+def test_replies_tokens_and_the_requested_tree_are_recorded(replica, fake_openai) -> None:  # type: ignore[no-untyped-def]
+    fake_openai.chat("```python\npyautogui.click(10, 10)\n```", usage={"prompt_tokens": 1200, "completion_tokens": 15,
+                                                                        "total_tokens": 1215})
+    fake_openai.chat("DONE", usage={"prompt_tokens": 2400, "completion_tokens": 3, "total_tokens": 2403})
+    traj = run_episode(replica, TASK, _policy(fake_openai),
+                       limits=EpisodeLimits(max_steps=5, deadline_s=120, settle_s=0.5, a11y=True))
+    assert [s.action_type for s in traj.steps] == ["CLICK", "DONE"]
+    rows = [s.row("e") for s in traj.steps]
+    assert [r["raw"] for r in rows] == ["```python\npyautogui.click(10, 10)\n```", "DONE"]
+    assert [(r["input_tokens"], r["output_tokens"]) for r in rows] == [(1200, 15), (2400, 3)]
+    assert json.loads(rows[0]["usage"])["total_tokens"] == 1215
+    assert all(r["a11y"] and "<" in r["a11y"] for r in rows)  # the recipe asked for the tree at every step
+
+
+def test_without_a_request_the_tree_column_stays_null(replica, fake_openai) -> None:  # type: ignore[no-untyped-def]
+    fake_openai.chat("DONE")
+    traj = run_episode(replica, TASK, _policy(fake_openai), limits=LIMITS)
+    assert [s.a11y for s in traj.steps] == [None]

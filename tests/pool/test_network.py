@@ -32,3 +32,9 @@ def test_egress_policy(make_pool, egress: bool) -> None:  # type: ignore[no-unty
         assert r.screenshot(max_side=64).data
         net = r.container.client.api.inspect_container(r.container.id)["HostConfig"]["NetworkMode"]
         assert net == ("osgym-egress" if egress else "none")  # never Docker's default bridge
+    # the lease's accounting counts network bytes only where there is a network beside loopback
+    assert r.usage is not None and r.usage.cpu_s > 0
+    if egress:
+        assert r.usage.net_bytes is not None and r.usage.net_bytes >= 0
+    else:
+        assert r.usage.net_bytes is None

@@ -7,27 +7,23 @@ from typer.testing import CliRunner
 
 from osgym.cli import app
 from osgym.replicas import capacity
+from osgym.replicas.cost import Profile
 from osgym.replicas.hosts import DockerHost, as_hosts
 
 
 def test_plan_takes_the_smallest_bound() -> None:
     res = capacity.HostResources(cpus=2, mem_total_mib=24576, mem_available_mib=2048 + 33 * 100)
-    p = capacity.plan(res, footprint_mib=33, cpu_per_replica=0.01)
-    assert (p.replicas, p.binding, p.by_memory, p.by_cpu) == (100, "memory", 100, 200)
-    assert capacity.plan(res, footprint_mib=33, cpu_per_replica=0.5).binding == "cpu"
+    p = capacity.plan(res, Profile(cores=0.01, mem_mib=33))
+    assert (p.replicas, p.binding, p.by_memory, p.by_cpu) == (100, "memory", 100, 150)
+    assert capacity.plan(res, Profile(cores=0.5, mem_mib=33)).binding == "cpu"
+    assert capacity.plan(res, Profile(cores=0.001, mem_mib=1), mem_limit_mib=4096).binding == "limits"
     with pytest.raises(ValueError, match="expected > 0"):
-        capacity.plan(res, footprint_mib=0)
+        capacity.plan(res, mem_limit_mib=0)
 
 
 def test_local_resources_read_meminfo() -> None:
     r = capacity.local_resources()
     assert r.cpus >= 1 and 0 < r.mem_available_mib <= r.mem_total_mib
-
-
-def test_fleet_sizing_uses_the_cost_model() -> None:
-    f = capacity.fleet(1000, 2, 4, 0.1, footprint_mib=100, cpu_per_replica=0.05)
-    assert f.replicas_per_host == 20 and f.hosts == 50 and f.binding == "memory"
-    assert f.usd_per_replica_day == pytest.approx(0.1 * 24 / 20)
 
 
 def test_host_quarantine_threshold() -> None:
@@ -43,6 +39,12 @@ def test_host_quarantine_threshold() -> None:
 def test_pool_plan_command() -> None:
     out = CliRunner().invoke(app, ["pool", "plan", "--replicas", "1000", "--host-size", "16,64", "--price", "0.8064"])
     assert out.exit_code == 0, out.output
-    assert "this host:" in out.output and "host(s)" in out.output and "per replica-day" in out.output
-    bad = CliRunner().invoke(app, ["pool", "plan", "--replicas", "10"])
-    assert bad.exit_code == 2
+    assert "this host:" in out.output and "1 x 16vCPU-64GiB" in out.output
+    assert "$0.01935 per replica-day" in out.output and "assumed, not measured" in out.output
+    assert max(len(line) for line in out.output.splitlines()) <= 80
+    listed = CliRunner().invoke(app, ["pool", "plan", "--replicas", "1000"])  # the price table's default host
+    assert listed.exit_code == 0 and "m7i.4xlarge" in listed.output, listed.output
+    bad = CliRunner().invoke(app, ["pool", "plan", "--price", "1"])
+    assert bad.exit_code == 2 and "needs --replicas" in bad.output
+    bad = CliRunner().invoke(app, ["pool", "plan", "--replicas", "10", "--price", "1"])
+    assert bad.exit_code == 2 and "--host-size and --price together" in bad.output

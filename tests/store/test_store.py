@@ -126,7 +126,8 @@ def test_crashed_run_is_invisible_and_resumes_each_episode_once(target: StoreTar
     write_run(target, "ds", "done-run", range(5))
     with pytest.raises(RuntimeError, match="collector died"):
         with DatasetWriter(target.uri, "ds", "r2", s3=target.s3, shard_max_bytes=SMALL_SHARD) as w:
-            for i in range(20):
+            # 21, not a multiple of the episodes a SMALL_SHARD holds (10 at schema 2), so a shard is open at the crash
+            for i in range(21):
                 w.add(make_episode("r2", i))
             raise RuntimeError("collector died")
     assert w.state == "aborted"
@@ -142,7 +143,7 @@ def test_crashed_run_is_invisible_and_resumes_each_episode_once(target: StoreTar
 
     w2 = DatasetWriter(target.uri, "ds", "r2", s3=target.s3, shard_max_bytes=SMALL_SHARD)
     committed = w2.committed_episode_ids()
-    assert 0 < len(committed) < 20
+    assert 0 < len(committed) < 21
     assert "steps/run=r2/part-00042.parquet" not in target.dataset_files("ds")
     for i in range(30):  # the collector resubmits everything; the writer skips what is committed
         w2.add(make_episode("r2", i))
@@ -284,3 +285,13 @@ def test_part_writers_share_a_run_and_merge_into_one_manifest(tmp_path) -> None:
     w = DatasetWriter(root, "ds", "run-x", part="s001")
     assert w.committed_episode_ids() == set(ids[1])
     w.abort()
+
+
+def test_list_datasets_names_those_with_a_committed_run(target: StoreTarget) -> None:
+    from osgym.dataset import list_datasets
+
+    assert list_datasets(target.uri, s3=target.s3) == []
+    write_run(target, "b-ds", "r1", range(2))
+    write_run(target, "a-ds", "r1", range(1))
+    target.put("crashed", "episodes/run=r1/part-00000.parquet", b"no manifest: not a dataset yet")
+    assert list_datasets(target.uri, s3=target.s3) == ["a-ds", "b-ds"]

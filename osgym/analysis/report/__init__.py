@@ -18,10 +18,20 @@ messages) is HTML-escaped: a policy's output is untrusted text.
 from osgym.analysis.report.charts import bar_chart
 from osgym.analysis.report.html_report import write_html_report
 from osgym.analysis.report.overlay import describe_action, draw_action
-from osgym.analysis.report.tables import SECTIONS, Section, format_value, print_report, report_tables, to_markdown
+from osgym.analysis.report.tables import (
+    SECTIONS,
+    CostInputs,
+    Section,
+    fit_tables,
+    format_value,
+    print_report,
+    report_tables,
+    to_markdown,
+)
 from osgym.analysis.report.trajectory import write_trajectory_page
 
 __all__ = [
-    "SECTIONS", "Section", "bar_chart", "describe_action", "draw_action", "format_value", "print_report",
+    "SECTIONS", "CostInputs", "Section", "bar_chart", "describe_action", "draw_action", "fit_tables", "format_value",
+    "print_report",
     "report_tables", "to_markdown", "write_html_report", "write_trajectory_page",
 ]

@@ -11,7 +11,7 @@ import duckdb
 from osgym.analysis import analytics
 from osgym.analysis.report.charts import report_charts
 from osgym.analysis.report.page import CSS, html_table
-from osgym.analysis.report.tables import SECTIONS, blank_note, format_value, report_tables
+from osgym.analysis.report.tables import SECTIONS, CostInputs, blank_note, format_value, report_tables
 from osgym.analysis.report.trajectory import write_trajectory_page
 from osgym.replicas import cost
 
@@ -20,8 +20,8 @@ def write_html_report(
     con: duckdb.DuckDBPyConnection,
     out_dir: str | Path,
     *,
-    price: cost.PriceTable = cost.DEFAULT_PRICE,
-    replicas_per_host: float | None = None,
+    inputs: CostInputs | None = None,
+    fleet_replicas: int = 1000,
     title: str = "osgym dataset report",
     example_pages: int = 0,
     chart_rows: int = 40,
@@ -31,8 +31,8 @@ def write_html_report(
     Args:
         con: a connection from :func:`osgym.analysis.analytics.connect`.
         out_dir: the directory to write into (created if missing).
-        price: the host price for the cost section.
-        replicas_per_host: packing density; :func:`osgym.replicas.cost.default_replicas_per_host` if None.
+        inputs: the cost model's inputs (default: :meth:`CostInputs.of` the dataset).
+        fleet_replicas: the cost section plans a fleet of this many replicas.
         title: the page title.
         example_pages: write trajectory pages (under ``episodes/``) for up to
             this many of the failure causes' example episodes, and link them.
@@ -42,12 +42,12 @@ def write_html_report(
         The path of ``report.html``.
 
     Raises:
-        ValueError: if ``replicas_per_host`` is not positive.
+        ConfigError: if the price table cannot be read.
     """
     out = Path(out_dir)
     (out / "charts").mkdir(parents=True, exist_ok=True)
-    rph = replicas_per_host if replicas_per_host is not None else cost.default_replicas_per_host(price)
-    tables = report_tables(con, price=price, replicas_per_host=rph)
+    inputs = inputs or CostInputs.of(con)
+    tables = report_tables(con, inputs)
     summary = analytics.summary(con)
 
     charts = report_charts(tables, chart_rows)
@@ -77,9 +77,33 @@ def write_html_report(
                 parts.append(f"<img class='chart' src='charts/{chart.stem}.png' alt='{html.escape(chart.title)}'>")
         parts.append(html_table(tables[section.query], links))
     parts.append(f"<p class='muted'>{html.escape(blank_note(con))}</p>")
+    parts.append(fleet_html(inputs, fleet_replicas))
     parts.append("<h2>Cost assumptions</h2><ul>")
-    parts.extend(f"<li>{html.escape(line)}</li>" for line in cost.assumptions(price, rph))
+    parts.extend(f"<li>{html.escape(line)}</li>" for line in inputs.assumptions())
     parts.append("</ul></body></html>")
     path = out / "report.html"
     path.write_text("\n".join(parts), encoding="utf-8")
     return path
+
+
+def fleet_html(inputs: CostInputs, replicas: int) -> str:
+    """The cost section's fleet plan: hosts, density and cost for ``replicas`` replicas of the dataset's profile."""
+    head = f"<h2>Fleet plan: {replicas:,} replicas</h2>"
+    try:
+        f = inputs.fleet(replicas)
+    except ValueError as exc:
+        return head + f"<p>{html.escape(str(exc))}</p>"
+    p = inputs.profile
+    per_episode = cost.cost_of(inputs.prices, p, host=inputs.host).total_usd
+    rows = [
+        ("host", f.host),
+        ("replicas per host", f"{f.replicas_per_host:,} ({f.binding} binds)"),
+        ("hosts", f"{f.hosts:,}"),
+        ("per replica-day", cost.usd(f.usd_per_replica_day)),
+        ("fleet per day", cost.usd(f.usd_per_day)),
+        ("per episode", cost.usd(per_episode)),
+        ("episodes per day", f"{86400 * replicas / p.replica_s:,.0f}" if p.replica_s else "–"),
+        ("profile", p.source),
+    ]
+    body = "".join(f"<tr><th>{html.escape(k)}</th><td>{html.escape(v)}</td></tr>" for k, v in rows)
+    return head + f"<table class='fleet'>{body}</table>"
