@@ -41,7 +41,7 @@ from osgym.replicas import cost, images
 from osgym.replicas.events import events_table
 from osgym.replicas.pool import PoolEvent, ReplicaPool, limits_for
 from osgym.settings import settings
-from osgym.tasks.assets import cache_from_settings
+from osgym.tasks.assets import cache_from_settings, local_copy
 
 EpisodeCallback = Callable[[EpisodeSummary], None]
 EventCallback = Callable[[PoolEvent], None]
@@ -103,13 +103,15 @@ def run_in_threads(run: Collection, jobs: Sequence[EpisodeJob], done: EpisodeCal
 
 
 def _compat_assets_dir(rec: Recipe) -> Path | None:
-    """The operator's asset cache for compatibility replicas to mount, when it is a local directory.
-
-    An OSWorld client's ``/setup/download_file`` reads it inside the replica; an S3 cache cannot be
-    mounted, so those requests are refused there, naming the URL (osgym's own steps read S3 on the host).
+    """The operator's asset cache as a local directory for compatibility replicas to mount (an OSWorld
+    client's ``/setup/download_file`` reads it inside the replica): the cache itself, or a local mirror
+    of an S3 one (:func:`osgym.tasks.assets.local_copy`). None without a cache or for native replicas.
     """
     cache = cache_from_settings() if rec.compat else None
-    return cache.local_dir if cache is not None and cache.local_dir is not None and cache.local_dir.is_dir() else None
+    if cache is None:
+        return None
+    directory = local_copy(cache)
+    return directory if directory.is_dir() else None
 
 
 class Collection:

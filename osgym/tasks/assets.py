@@ -49,7 +49,7 @@ if TYPE_CHECKING:
     from osgym.tasks.spec import TaskSpec
 
 __all__ = ["MANIFEST", "MANIFEST_FORMAT", "REMOTE_SCHEMES", "AssetCache", "AssetEntry", "asset_urls",
-           "cache_from_settings", "missing_assets", "read_asset", "urls_in_task_json"]
+           "cache_from_settings", "local_copy", "missing_assets", "read_asset", "urls_in_task_json"]
 
 MANIFEST = "manifest.json"
 MANIFEST_FORMAT = "osgym-asset-cache/1"
@@ -380,6 +380,33 @@ class AssetCache:
             self._store.put(MANIFEST, body, "application/json")
             self._manifest = assets
         return entry
+
+
+def local_copy(cache: AssetCache, directory: Path | None = None) -> Path:
+    """A local directory holding every asset of ``cache``: the cache's own directory when it is local,
+    else a mirror (``directory``, default ``$XDG_CACHE_HOME/osgym/asset-mirrors/<hash of the location>``)
+    filled with what it lacks, each blob's sha256 checked on the way. Compatibility replicas mount it
+    (they cannot reach S3: they are offline).
+
+    Raises:
+        StoreError: if either side cannot be read or written, or a blob does not match its sha256.
+    """
+    if cache.local_dir is not None:
+        return cache.local_dir
+    if directory is None:
+        base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+        directory = base / "osgym" / "asset-mirrors" / hashlib.sha256(cache.location.encode()).hexdigest()[:16]
+    mirror = AssetCache(directory)
+    have = mirror.manifest()
+    for url, entry in cache.manifest(reload=True).items():
+        if have.get(url) != entry:
+            try:
+                data = cache.read(url, where="asset mirror", error=TaskError)
+            except TaskError as exc:
+                raise StoreError(str(exc)) from exc
+            mirror.add(url, data, entry.content_type)
+    assert mirror.local_dir is not None
+    return mirror.local_dir
 
 
 _from_settings: dict[str, AssetCache] = {}

@@ -20,11 +20,11 @@ from typer.testing import CliRunner
 
 from osgym.cli import app
 from osgym.collection import load_recipe, plan_jobs
-from osgym.errors import ConfigError, EvaluatorError, SetupError
+from osgym.errors import ConfigError, EvaluatorError, SetupError, StoreError
 from osgym.replicas.client import Replica
 from osgym.tasks import getters
 from osgym.tasks.asset_fetch import fetch_assets
-from osgym.tasks.assets import AssetCache, missing_assets
+from osgym.tasks.assets import AssetCache, local_copy, missing_assets
 from osgym.tasks.files import read_task_file
 from osgym.tasks.getters import Context
 from osgym.tasks.setup import run_setup
@@ -303,6 +303,21 @@ def test_fetch_assets_into_s3_then_read_back_at_run_time(tmp_path: Path, server:
     assert read_task_file(server.url("/b.docx"), where=where, error=SetupError) == DOCX
     with pytest.raises(SetupError, match=r"'http://127\.0\.0\.1:\d+/missing\.xlsx' is not in the asset cache s3://"):
         read_task_file(server.url("/missing.xlsx"), where=where, error=SetupError)
+
+    # compatibility replicas mount a local mirror of an S3 cache (they are offline)
+    mirror = local_copy(AssetCache(cache), tmp_path / "mirror")
+    assert json.loads((mirror / "manifest.json").read_text())["assets"] == \
+        json.loads(seaweed.client().get_object(Bucket=BUCKET, Key=f"{prefix}/manifest.json")["Body"].read())["assets"]  # type: ignore[attr-defined]
+    assert {p.name: p.read_bytes() for p in (mirror / "blobs").iterdir()} == \
+        {hashlib.sha256(d).hexdigest(): d for d in (XLSX, DOCX, PNG)}
+    before = {p: p.stat().st_mtime_ns for p in mirror.rglob("*")}
+    assert local_copy(AssetCache(cache), tmp_path / "mirror") == mirror
+    assert {p: p.stat().st_mtime_ns for p in mirror.rglob("*")} == before  # nothing copied again
+    assert local_copy(AssetCache(tmp_path / "mirror")) == mirror  # a local cache is its own copy
+    docx = hashlib.sha256(DOCX).hexdigest()
+    seaweed.client().put_object(Bucket=BUCKET, Key=f"{prefix}/blobs/{docx}", Body=b"changed")  # type: ignore[attr-defined]
+    with pytest.raises(StoreError, match=f"corrupt: blob {docx}"):
+        local_copy(AssetCache(cache), tmp_path / "mirror2")
 
 
 @pytest.mark.docker
