@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from osgym.agents.renderers.base import RenderContext, Renderer, register_renderer
+from osgym.agents.renderers.base import RenderContext, Renderer, paired, register_renderer
 from osgym.errors import Unrenderable
 from osgym.replicas.actions import (
     Action,
@@ -78,16 +78,11 @@ def tool_inputs(actions: list[Action]) -> list[dict[str, Any] | str]:
         Unrenderable: for an action the tool has no form for.
     """
     out: list[dict[str, Any] | str] = []
-    i = 0
-    while i < len(actions):
-        a = actions[i]
-        nxt = actions[i + 1] if i + 1 < len(actions) else None
-        if isinstance(a, MoveTo) and isinstance(nxt, DragTo):
-            out.append({"action": "left_click_drag", "coordinate": [nxt.x, nxt.y], "start_coordinate": [a.x, a.y]})
-            i += 2
-            continue
-        out.append(a.action_type if isinstance(a, DoneAction | Fail) else _input(a))
-        i += 1
+    for a, end in paired(actions):
+        if isinstance(a, MoveTo) and isinstance(end, DragTo):
+            out.append({"action": "left_click_drag", "coordinate": [end.x, end.y], "start_coordinate": [a.x, a.y]})
+        else:
+            out.append(a.action_type if isinstance(a, DoneAction | Fail) else _input(a))
     return out
 
 

@@ -12,16 +12,16 @@ are caught by the check.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 from osgym.agents.parsers import CoordSpace, ReplyContext, get_format
 from osgym.errors import PolicyError, Unrenderable
 from osgym.registry import Registry
-from osgym.replicas.actions import Action, Click, DoubleClick, Hotkey, KeyDown, KeyUp, Press, RightClick
+from osgym.replicas.actions import Action, Click, DoubleClick, DragTo, Hotkey, KeyDown, KeyUp, MoveTo, Press, RightClick
 
-__all__ = ["RenderContext", "Renderer", "canonical", "get_renderer", "register_renderer", "render_reply",
-           "renderer_names", "same_actions"]
+__all__ = ["RenderContext", "Renderer", "canonical", "get_renderer", "is_drag", "paired", "register_renderer",
+           "render_reply", "renderer_names", "same_actions"]
 
 
 @dataclass(frozen=True)
@@ -83,6 +83,30 @@ def get_renderer(name: str) -> Renderer:
         ConfigError: naming the known formats, if there is none.
     """
     return _RENDERERS.get(name)
+
+
+def is_drag(a: Action, nxt: Action) -> bool:
+    return isinstance(a, MoveTo) and isinstance(nxt, DragTo)
+
+
+def paired(actions: Sequence[Action], joins: Callable[[Action, Action], bool] = is_drag
+           ) -> Iterator[tuple[Action, Action | None]]:
+    """Each action, with the next one when the two are one call in a format (``joins``; by default a
+    ``MoveTo`` then a ``DragTo``: one drag), else with None.
+
+    >>> from osgym.replicas.actions import Click
+    >>> [(type(a).__name__, type(b).__name__) for a, b in paired([MoveTo(x=1, y=2), DragTo(x=3, y=4), Click(x=5, y=6)])]
+    [('MoveTo', 'DragTo'), ('Click', 'NoneType')]
+    """
+    i = 0
+    while i < len(actions):
+        a, nxt = actions[i], actions[i + 1] if i + 1 < len(actions) else None
+        if nxt is not None and joins(a, nxt):
+            yield a, nxt
+            i += 2
+        else:
+            yield a, None
+            i += 1
 
 
 def _key(name: str) -> str:

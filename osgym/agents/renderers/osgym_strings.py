@@ -6,7 +6,7 @@ reads the text up to the first ``)`` and splits calls on ``&``), keys hold no ``
 
 from __future__ import annotations
 
-from osgym.agents.renderers.base import RenderContext, Renderer, register_renderer
+from osgym.agents.renderers.base import RenderContext, Renderer, paired, register_renderer
 from osgym.errors import Unrenderable
 from osgym.replicas.actions import (
     Action,
@@ -70,17 +70,8 @@ def osgym_string(actions: list[Action]) -> str:
     Raises:
         Unrenderable: for an action OSGym has no call for.
     """
-    calls: list[str] = []
-    i = 0
-    while i < len(actions):
-        a = actions[i]
-        nxt = actions[i + 1] if i + 1 < len(actions) else None
-        if isinstance(a, MoveTo) and isinstance(nxt, DragTo):
-            calls.append(f"drag({a.x},{a.y},{nxt.x},{nxt.y})")
-            i += 2
-            continue
-        calls.append(_call(a))
-        i += 1
+    calls = [f"drag({a.x},{a.y},{end.x},{end.y})" if isinstance(a, MoveTo) and isinstance(end, DragTo) else _call(a)
+             for a, end in paired(actions)]
     return "&".join(calls)
 
 

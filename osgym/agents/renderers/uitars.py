@@ -11,7 +11,7 @@ one size only (``UITARS_SCROLL_CLICKS``, ``UITARS_WAIT_SECONDS``).
 from __future__ import annotations
 
 from osgym.agents.parsers import UITARS_SCROLL_CLICKS, UITARS_WAIT_SECONDS
-from osgym.agents.renderers.base import RenderContext, Renderer, register_renderer
+from osgym.agents.renderers.base import RenderContext, Renderer, is_drag, paired, register_renderer
 from osgym.errors import Unrenderable
 from osgym.replicas.actions import (
     Action,
@@ -85,20 +85,18 @@ def uitars_calls(actions: list[Action], ctx: RenderContext) -> list[str]:
         Unrenderable: for an action UI-TARS has no call for.
     """
     calls: list[str] = []
-    i = 0
-    while i < len(actions):
-        a = actions[i]
-        nxt = actions[i + 1] if i + 1 < len(actions) else None
+    for a, nxt in paired(actions, _one_call):
         if isinstance(a, MoveTo) and isinstance(nxt, DragTo):
             calls.append(f"drag(start_box={_box(a.x, a.y, ctx)}, end_box={_box(nxt.x, nxt.y, ctx)})")
-            i += 2
-        elif isinstance(a, Typing) and isinstance(nxt, Press) and nxt.key == "enter":
+        elif isinstance(a, Typing) and nxt is not None:  # the text, then Enter: UI-TARS types "\n"
             calls.append(f"type(content={a.text + chr(10)!r})")
-            i += 2
         else:
             calls.append(_call(a, ctx))
-            i += 1
     return calls
+
+
+def _one_call(a: Action, nxt: Action) -> bool:
+    return is_drag(a, nxt) or (isinstance(a, Typing) and isinstance(nxt, Press) and nxt.key == "enter")
 
 
 def _render(thought: str | None, actions: list[Action], ctx: RenderContext) -> str:
