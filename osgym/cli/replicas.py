@@ -1,0 +1,177 @@
+"""``osgym images``, ``osgym pool`` and ``osgym host``: replica images, pools and the host's settings."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from osgym.cli._app import _docker, _fail, _plan_profile, app, console, images_app, pool_app
+from osgym.errors import ConfigError, OsgymError
+
+
+@images_app.command("build")
+def images_build(tier: Annotated[str, typer.Option(help="desktop or apps")] = "desktop") -> None:
+    """Build the base image (debootstrap) and the replica image, unless they are up to date."""
+    from osgym.replicas import images
+
+    try:
+        res = images.build(tier, client=_docker(), log=lambda m: console.print(m, markup=False, highlight=False))
+    except OsgymError as exc:
+        raise _fail(exc) from exc
+    console.print(f"{res.tag} {'built' if res.built else 'up to date'}")
+
+
+@images_app.command("tag")
+def images_tag(tier: Annotated[str, typer.Option(help="desktop or apps")] = "desktop") -> None:
+    """Print the tag the current inputs build to."""
+    from osgym.replicas import images
+
+    try:
+        tag = images.image_tag(tier)
+    except OsgymError as exc:
+        raise _fail(exc) from exc
+    console.print(tag)
+
+
+@pool_app.command("reap")
+def pool_reap(
+    pool: Annotated[str | None, typer.Option(help="only this pool (whoever started it)")] = None,
+    host: Annotated[list[str] | None, typer.Option(help="Docker endpoint(s); default: DOCKER_HOST or local")] = None,
+    all_owners: Annotated[bool, typer.Option("--all", help="also pools whose owning process is alive")] = False,
+) -> None:
+    """Remove replicas, networks and run directories left by interrupted runs.
+
+    Touches only osgym-labelled containers; without --pool or --all, only those whose owning process is gone.
+    """
+    import docker
+
+    from osgym.replicas.pool import reap
+
+    clients = [docker.DockerClient(base_url=h) for h in host] if host else [_docker()]
+    for client in clients:
+        try:
+            n = reap(client, pool=pool, all_owners=all_owners)
+        except docker.errors.DockerException as exc:
+            raise _fail(OsgymError(f"reap on {client.api.base_url}: {exc}")) from exc
+        console.print(f"removed {n} container(s)" + (f" of pool {pool}" if pool else "")
+                      + (f" on {client.api.base_url}" if host else ""))
+
+
+def _host_size(value: str) -> tuple[float, float]:
+    cpus, sep, gib = value.partition(",")
+    try:
+        return float(cpus), float(gib)
+    except ValueError:
+        raise _fail(OsgymError(f"--host-size: expected CPUS,GIB (e.g. 16,64), actual {value!r}")) from None
+
+
+@pool_app.command("plan")
+def pool_plan(
+    replicas: Annotated[int | None, typer.Option(help="size a fleet for this many replicas")] = None,
+    from_run: Annotated[str | None, typer.Option(help="plan from the profile this run measured")] = None,
+    dataset: Annotated[str | None, typer.Option(help="plan from the profile of a whole dataset (or the "
+                                                     "dataset that holds --from-run)")] = None,
+    store: Annotated[str, typer.Option(help="store root of --from-run or --dataset")] = "./data",
+    prices: Annotated[Path | None, typer.Option(help="a price table (YAML) merged into osgym's own; default "
+                                                     "OSGYM_PRICES")] = None,
+    host: Annotated[str | None, typer.Option(help="the price table's host to size the fleet on")] = None,
+    host_size: Annotated[str | None, typer.Option(
+        help="a host not in the price table: CPUS,GIB (with --price)")] = None,
+    price: Annotated[float | None, typer.Option(help="that host's price, USD per hour")] = None,
+    mem_limit: Annotated[int, typer.Option(help="per-replica memory limit, MiB")] = 512,
+    footprint: Annotated[float | None, typer.Option(help="per-replica memory, MiB (overrides the profile)")] = None,
+    cpu_per_replica: Annotated[float | None, typer.Option(help="cores per replica (overrides the profile)")] = None,
+) -> None:
+    """How many replicas this host holds, and with --replicas the fleet and its cost, from one cost model.
+
+    The profile (cores and memory per replica, replica-seconds, tokens and bytes per episode) is measured
+    by a run (--from-run) or a dataset (--dataset); without either, the benchmark's figure is assumed."""
+    from osgym.replicas import capacity, cost
+
+    try:
+        table = cost.load_prices(prices)
+        profile = _plan_profile(store, from_run, dataset)
+        overrides = {k: v for k, v in (("mem_mib", footprint), ("cores", cpu_per_replica)) if v is not None}
+        profile = cost.Profile.model_validate({**profile.model_dump(), **overrides}) if overrides else profile
+        p = capacity.plan(capacity.local_resources(), profile, mem_limit_mib=mem_limit)
+    except (OsgymError, ValueError) as exc:
+        raise _fail(exc if isinstance(exc, OsgymError) else OsgymError(str(exc))) from exc
+    console.print(f"profile: {profile.cores:.3g} cores, {profile.mem_mib:.0f} MiB per replica "
+                  f"({profile.source})", highlight=False, markup=False)
+    console.print(f"this host: {p.cpus:g} cores, {p.mem_available_mib:,.0f} MiB available -> [bold]{p.replicas:,}"
+                  f"[/bold] replicas ({p.binding} binds; cpu {p.by_cpu:,}, memory {p.by_memory:,}, "
+                  f"limits {p.by_limits:,})", highlight=False)
+    if replicas is None:
+        if host_size is not None or price is not None:
+            raise _fail(OsgymError("fleet sizing needs --replicas"))
+        return
+    try:
+        if host_size is not None or price is not None:
+            if host_size is None or price is None:
+                raise OsgymError("a custom host needs --host-size and --price together")
+            cpus, gib = _host_size(host_size)
+            h = cost.HostPrice(instance=f"{cpus:g}vCPU-{gib:g}GiB", vcpus=cpus, memory_gib=gib, usd_per_hour=price)
+            table = table.model_copy(update={"hosts": [*table.hosts, h], "default_host": h.instance})
+        else:
+            h = table.host(host)
+        f = cost.fleet(replicas, h, profile)
+        run = cost.cost_of(table, profile, host=h.instance)
+    except (OsgymError, ValueError) as exc:
+        raise _fail(exc if isinstance(exc, OsgymError) else OsgymError(str(exc))) from exc
+    console.print(f"fleet: {f.replicas:,} replicas on {f.hosts:,} x {h.instance} ({h.vcpus:g} vCPU, "
+                  f"{h.memory_gib:g} GiB, {cost.usd(h.usd_per_hour)}/h), {f.replicas_per_host:,} per host "
+                  f"({f.binding} binds)", highlight=False, markup=False)
+    console.print(f"cost: {cost.usd(f.usd_per_replica_day)} per replica-day, {cost.usd(f.usd_per_day)} per day",
+                  highlight=False, markup=False)
+    if profile.replica_s:
+        per_success = (f", {cost.usd(run.total_usd / profile.success_rate)} per success"
+                       if profile.success_rate else "")
+        console.print(f"episode: {cost.usd(run.total_usd)} ({cost.usd(run.compute_usd)} replica, "
+                      f"{cost.usd(run.tokens_usd)} tokens, {cost.usd(run.storage_usd)} storage){per_success}",
+                      highlight=False, markup=False)
+
+
+host_app = typer.Typer(help="Machine-wide settings for replicas (the operator's; needs root).", no_args_is_help=True)
+app.add_typer(host_app, name="host")
+
+
+@host_app.command("tune")
+def host_tune(
+    ksm: Annotated[bool, typer.Option("--ksm", help="run the kernel's samepage merging (ksmd) with its "
+                                      "scan-time advisor")] = False,
+    max_cpu: Annotated[int, typer.Option(help="ksmd's CPU bound, percent of one core")] = 20,
+    scan_time: Annotated[int, typer.Option(help="seconds the advisor aims to take per full scan")] = 60,
+    undo: Annotated[bool, typer.Option("--undo", help="put back the settings found before the first tune")] = False,
+) -> None:
+    """Turn on (or, with --undo, back off) KSM, which merges the identical pages of replicas."""
+    from osgym.replicas import ksm as ksm_host
+
+    if ksm == undo:
+        raise _fail(ConfigError("say what to do: --ksm, or --undo"))
+    try:
+        changes = ksm_host.undo() if undo else ksm_host.tune(max_cpu, scan_time)
+    except OsgymError as exc:
+        raise _fail(exc) from exc
+    if not changes:
+        console.print("nothing to undo" if undo else "KSM was already set so; nothing changed")
+    for c in changes:
+        console.print(f"{ksm_host.KSM_DIR / c.knob}: {c.before} -> {c.after}", markup=False, highlight=False)
+    if not undo and changes:
+        console.print(f"earlier values kept in {ksm_host.STATE_FILE}; `osgym host tune --undo` restores them")
+
+
+@host_app.command("status")
+def host_status() -> None:
+    """What ksmd is doing and the memory it saves."""
+    from osgym.replicas import ksm as ksm_host
+
+    try:
+        s = ksm_host.status()
+    except OsgymError as exc:
+        raise _fail(exc) from exc
+    cpu = ksm_host.ksmd_cpu_seconds()
+    console.print(f"ksmd {'running' if s.run else 'stopped'} (advisor {s.advisor}); {s.pages_sharing} pages "
+                  f"merged into {s.pages_shared} ({s.saved_mib:.1f} MiB saved), {s.full_scans} full scans, "
+                  f"ksmd CPU {'?' if cpu is None else f'{cpu:.1f} s'} since boot", highlight=False)

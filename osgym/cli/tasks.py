@@ -1,0 +1,152 @@
+"""``osgym tasks`` and ``osgym suites``: task files, their assets, the built-in suites."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from osgym.cli._app import _fail, console, err, suites_app, tasks_app
+from osgym.errors import ConfigError, OsgymError
+
+_EXCLUDE_HELP = "skip task files under a directory, or files, of this name (repeatable), e.g. Windows"
+
+
+@tasks_app.command("check")
+def tasks_check(
+    directory: Annotated[Path, typer.Argument(help="a directory of task JSON files (searched recursively)")],
+    exclude: Annotated[list[str] | None, typer.Option(help=_EXCLUDE_HELP)] = None,
+    cache: Annotated[str | None, typer.Option(
+        help="an asset cache (directory or s3://bucket/prefix): refuse tasks that name a URL it lacks")] = None,
+    live_files: Annotated[bool, typer.Option(
+        "--live-files", help="also list each file refused only for live sites, with the sites it opens")] = False,
+) -> None:
+    """Load every task file under DIRECTORY: per-domain counts of loaded files, files refused only for the live
+    websites they open, and refused files; then every refused setup type, metric and getter with the number of
+    files that use it (exit code 0). With --cache, a task naming a URL the cache lacks is refused
+    ("asset not cached: <url>")."""
+    from osgym.tasks.assets import AssetCache
+    from osgym.tasks.check import check_dir
+
+    try:
+        report = check_dir(directory, exclude=frozenset(exclude or []),
+                           cache=AssetCache(cache) if cache is not None else None)
+    except OsgymError as exc:
+        raise _fail(exc) from exc
+    typer.echo(report.render(live_files=live_files))  # plain text: long names and reasons are not wrapped
+
+
+@tasks_app.command("sample")
+def tasks_sample(
+    directory: Annotated[Path, typer.Argument(help="where to write examples/<domain>/<id>.json and test_all.json")],
+    tier: Annotated[str, typer.Option(help="desktop: xterm and Mousepad tasks; apps: 12 tasks on the apps tier's "
+                                           "apps, with their assets under DIR/assets")] = "desktop",
+    cache: Annotated[str | None, typer.Option(help="(--tier apps) also put the assets in this asset cache, under "
+                                                   "the URLs the task files name: a directory or s3://bucket/prefix")]
+    = None,
+) -> None:
+    """Write a small folder of OSWorld-format task files, with an index in OSWorld's test_all.json shape: the
+    tasks datasets/osworld-sample.yaml (desktop tier) or datasets/osworld-apps-sample.yaml (apps tier) collects."""
+    from osgym.tasks.assets import AssetCache
+    from osgym.tasks.sample import write_sample
+    from osgym.tasks.sample_apps import stage_assets, write_apps_sample
+
+    if tier not in ("desktop", "apps"):
+        raise _fail(ConfigError(f"tasks sample --tier: expected desktop or apps, actual {tier!r}"))
+    if cache is not None and tier != "apps":
+        raise _fail(ConfigError("tasks sample --cache: only the apps tier's tasks have assets (add --tier apps)"))
+    try:
+        paths = write_apps_sample(directory) if tier == "apps" else write_sample(directory)
+        staged = stage_assets(AssetCache(cache)) if cache is not None else 0
+    except OSError as exc:
+        raise _fail(OSError(f"tasks sample: cannot write {str(directory)!r}: {exc}")) from exc
+    except OsgymError as exc:
+        raise _fail(exc) from exc
+    typer.echo(f"{len(paths)} task files under {directory / 'examples'}, index {directory / 'test_all.json'}"
+               + (f"; {staged} assets in {cache}" if cache is not None else ""))
+
+
+@tasks_app.command("fetch-assets")
+def tasks_fetch_assets(
+    directory: Annotated[Path, typer.Argument(help="a directory of task JSON files (searched recursively)")],
+    cache: Annotated[str, typer.Option(help="the asset cache to fill: a directory or s3://bucket/prefix")],
+    exclude: Annotated[list[str] | None, typer.Option(help=_EXCLUDE_HELP)] = None,
+    max_mib: Annotated[int, typer.Option(min=1, help="largest file to fetch, in MiB")] = 512,
+    timeout: Annotated[float, typer.Option(min=1, help="seconds without progress before a download fails")] = 60,
+    attempts: Annotated[int, typer.Option(min=1, help="tries per URL on timeouts, dropped connections, 5xx")] = 4,
+    allow_private_hosts: Annotated[bool, typer.Option(
+        help="also fetch from hosts on loopback or private addresses (refused by default: task files are "
+             "untrusted)")] = False,
+) -> None:
+    """Download every http(s) URL the task files under DIRECTORY fetch at setup or evaluation (download,
+    upload_file, cloud_file) into the asset cache, once each, stored by sha256 with a URL manifest. URLs already
+    cached are skipped. Prints a summary; exit code 1 if any URL failed. Run it where there is a network; set
+    OSGYM_ASSET_CACHE to the same cache for runs."""
+    from osgym.tasks.asset_fetch import FetchResult, fetch_assets
+    from osgym.tasks.assets import AssetCache
+
+    with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                  TextColumn("{task.fields[detail]}"), TimeElapsedColumn(), console=err) as progress:
+        bar = progress.add_task("fetch-assets", total=None, detail="")
+
+        def on_result(r: FetchResult) -> None:
+            if r.status == "failed":
+                progress.console.print(f"[red]failed[/red] {r.url}: {r.reason}", markup=True, highlight=False)
+            progress.update(bar, advance=1, detail=f"{r.status} {r.url[-60:]}")
+
+        try:
+            report = fetch_assets(directory, AssetCache(cache), exclude=frozenset(exclude or []),
+                                  max_bytes=max_mib * 2**20, timeout_s=timeout, attempts=attempts,
+                                  allow_private_hosts=allow_private_hosts,
+                                  on_start=lambda n: progress.update(bar, total=n), on_result=on_result)
+        except OsgymError as exc:
+            raise _fail(exc) from exc
+    typer.echo(report.render())
+    if not report.ok:
+        raise typer.Exit(1)
+
+
+@suites_app.command("list")
+def suites_list() -> None:
+    """List the built-in suites with their template counts."""
+    from rich.table import Table
+
+    from osgym.tasks import suites
+
+    table = Table("suite", "templates", "infeasible", "description")
+    for name in suites.list_suites():
+        ts = suites.templates(name)
+        table.add_row(name, str(len(ts)), str(sum(t.infeasible for t in ts)), suites.describe(name))
+    console.print(table)
+
+
+@suites_app.command("show")
+def suites_show(
+    name: Annotated[str, typer.Argument(help="suite name, e.g. desktop-basics")],
+    variants: Annotated[int, typer.Option(help="also print this many generated variants")] = 0,
+    seed: Annotated[int, typer.Option(help="seed for the generated variants")] = 0,
+) -> None:
+    """Show a suite's templates (id, domain, apps, oracle length) and, optionally, generated variants."""
+    from rich.table import Table
+
+    from osgym.tasks import suites
+
+    try:
+        templates = suites.templates(name)
+        sample = suites.generate(name, variants, seed) if variants else []
+    except OsgymError as exc:
+        raise _fail(exc) from exc
+    table = Table("template", "domain", "apps", "oracle ops", "answer", "description", title=f"{name}: "
+                  f"{suites.describe(name)}")
+    for t in templates:
+        task = t.variant(0)
+        table.add_row(t.id, t.domain, ",".join(task.related_apps), str(len(task.oracle or [])),
+                      "FAIL" if t.infeasible else "DONE", t.description)
+    console.print(table)
+    if sample:
+        out = Table("template", "variant", "instruction", title=f"{len(sample)} variants, seed {seed}")
+        for task in sample:
+            out.add_row(task.id, task.variant, task.instruction)
+        console.print(out)
