@@ -16,13 +16,10 @@ from __future__ import annotations
 
 import contextlib
 import io
-import ipaddress
 import os
 import secrets
 import shutil
-import socket
 import tarfile
-import threading
 import time
 import uuid
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -37,6 +34,7 @@ from osgym.errors import PoolError, ReplicaError, ReplicaStartTimeout, ReplicaUn
 from osgym.replicas.client import Replica, ReplicaState
 from osgym.replicas.events import PoolEvent
 from osgym.replicas.hosts import DockerHost
+from osgym.replicas.loopback import CONTROL_PORT, DEVTOOLS_PORT, allocate_loopback, free_loopback
 from osgym.replicas.network import container_sysctls
 from osgym.replicas.reaper import OWNER_LABEL, POOL_LABEL, REPLICA_LABEL, RUN_DIR_LABEL
 from osgym.retrying import retrying
@@ -48,10 +46,6 @@ if TYPE_CHECKING:
 __all__ = ["CONTROL_PORT", "COMPAT_CAP_DROP", "CTL_MOUNT", "NATIVE_CAP_ADD", "SERVER_UID", "TIER_LIMITS", "PoolStats",
            "Provisioner", "ReplicaLimits", "limits_for"]
 
-CONTROL_PORT = 5000
-DEVTOOLS_PORT = 9222
-"""Chromium's DevTools in a replica, published by compatibility replicas for OSWorld's client (its
-``chrome_open_tabs`` connects to the VM's 9222, where OSWorld's tasks start socat in front of Chromium)."""
 START_ATTEMPTS = 3
 """Containers tried per replica slot before the start counts as failed."""
 
@@ -129,34 +123,6 @@ class PoolStats:
     phases: list[dict[str, float]] = field(default_factory=list)
     """Per started replica, seconds spent in: create, start, socket (until the control socket exists),
     health (until /health answers), screenshot (first non-empty screenshot)."""
-
-
-_loopback_lock = threading.Lock()
-_loopback_used: set[str] = set()
-
-
-def _allocate_loopback() -> str:
-    """An unused 127.0.0.N (N >= 2, then 127.0.1.x, ...) whose control and DevTools ports are free here."""
-    with _loopback_lock:
-        for n in range(2, 2**16):
-            addr = str(ipaddress.IPv4Address(0x7F000000 + n))
-            if addr.endswith((".0", ".255")) or addr in _loopback_used:
-                continue
-            with socket.socket() as control, socket.socket() as devtools:
-                try:
-                    control.bind((addr, CONTROL_PORT))
-                    devtools.bind((addr, DEVTOOLS_PORT))
-                except OSError:
-                    continue
-            _loopback_used.add(addr)
-            return addr
-    raise PoolError("no free loopback address for a compatibility-mode replica")
-
-
-def _free_loopback(addr: str | None) -> None:
-    if addr:
-        with _loopback_lock:
-            _loopback_used.discard(addr)
 
 
 REPLICA_HOSTNAME = "osgym"
@@ -352,7 +318,7 @@ class Provisioner:
         token = secrets.token_urlsafe(24)
         t0 = time.monotonic()
         rdir = pool.run_dir / rid
-        loopback = _allocate_loopback() if pool.compat else None
+        loopback = allocate_loopback() if pool.compat else None
         api = host.client.api
         cid: str | None = None
         replica: Replica | None = None
@@ -428,7 +394,7 @@ class Provisioner:
             pool._placed[host.name] -= 1
         if replica is not None:
             replica.close()
-        _free_loopback(loopback)
+        free_loopback(loopback)
         shutil.rmtree(rdir, ignore_errors=True)
         pool._record(PoolEvent(time.time(), pool.name, rid, host.name, "faulted", cause[:2000]))
         if unreachable:
@@ -489,7 +455,7 @@ class Provisioner:
             pool.health.forget(replica.id)
             if known and host is not None:
                 pool._placed[host.name] -= 1
-        _free_loopback(getattr(replica, "loopback", None))
+        free_loopback(getattr(replica, "loopback", None))
         if replica.container is not None and host is not None:
             api = host.client.api
             try:
