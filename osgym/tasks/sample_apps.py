@@ -181,9 +181,11 @@ def _tools(base: str) -> list[dict[str, Any]]:
               {"func": "check_include_exclude",
                "result": cmd(f"test -f '{local}/Invoices' && echo created || echo missing"),
                "expected": rule(include=["created"], exclude=["missing"])},
-              # File > New > Folder... by its access keys; the dialog's name field has the focus.
+              # File > New > Folder... by its access keys, each once its menu is shown (a key that comes
+              # before the menu it is meant for goes elsewhere); the dialog's name field has the focus.
               [op("wait_focused", window="Thunderbird", timeout=30), op("hotkey", keys=["alt", "f"]),
-               op("press", key="n"), op("press", key="f"),
+               op("wait_enabled", window="Thunderbird", control="New", role="menu"), op("press", key="n"),
+               op("wait_enabled", window="Thunderbird", control="Folder…", role="menu-item"), op("press", key="f"),
                op("wait_focused", window="New Folder", role="entry", timeout=30), op("type", text="Invoices"),
                op("wait_enabled", window="New Folder", control="Create Folder"), op("press", key="enter"),
                op("wait_gone", title="New Folder", timeout=30)]),
