@@ -83,7 +83,7 @@ def _write(root: Path, knob: str, value: str) -> None:
 
 
 def tune(max_cpu: int = DEFAULT_MAX_CPU, target_scan_time: int = DEFAULT_SCAN_TIME_S, *, root: Path = KSM_DIR,
-         state_file: Path = STATE_FILE) -> list[Change]:
+         state_file: Path | None = None) -> list[Change]:
     """Run ``ksmd`` with the scan-time advisor, bounded to ``max_cpu`` percent of a core; returns what changed.
 
     The values before the first :func:`tune` are saved in ``state_file`` (a second call keeps them, so
@@ -96,6 +96,7 @@ def tune(max_cpu: int = DEFAULT_MAX_CPU, target_scan_time: int = DEFAULT_SCAN_TI
         raise ConfigError(f"max_cpu: expected a percentage of one core, 1..100, actual {max_cpu}")
     if not 1 <= target_scan_time <= 3600:
         raise ConfigError(f"target_scan_time: expected 1..3600 seconds, actual {target_scan_time}")
+    state_file = state_file or STATE_FILE
     before = read_knobs(root)
     wanted = {"advisor_mode": "scan-time", "advisor_max_cpu": str(max_cpu),
               "advisor_target_scan_time": str(target_scan_time), "run": "1"}
@@ -111,8 +112,9 @@ def tune(max_cpu: int = DEFAULT_MAX_CPU, target_scan_time: int = DEFAULT_SCAN_TI
     return changes
 
 
-def undo(*, root: Path = KSM_DIR, state_file: Path = STATE_FILE) -> list[Change]:
+def undo(*, root: Path = KSM_DIR, state_file: Path | None = None) -> list[Change]:
     """Put back the values :func:`tune` found; returns what changed (nothing if there is nothing to undo)."""
+    state_file = state_file or STATE_FILE
     try:
         saved = json.loads(state_file.read_text())
     except FileNotFoundError:
