@@ -43,6 +43,8 @@ class Template:
         description: one line for ``osgym suites show``.
         build: draws one variant's task JSON (without ``id``/``variant``/``domain``) from an RNG.
         infeasible: the right answer is FAIL.
+        difficulty: 1 (a few steps in one app) to 3 (many steps, several dialogs or apps), for
+            selecting and reporting; it does not change what the template builds.
     """
 
     id: str
@@ -50,6 +52,7 @@ class Template:
     description: str
     build: Builder
     infeasible: bool = False
+    difficulty: int = 1
 
     def variant(self, seed: int) -> TaskSpec:
         """The task for ``seed``: deterministic, with ``variant=str(seed)``.

@@ -7,7 +7,7 @@ is stopped before any episode, so every ``download`` step and ``cloud_file`` get
 The tasks are loaded as a recipe's ``task_dir``/``task_index`` loads them (with the plan-time check
 that their assets are cached). Each runs twice on a fresh apps replica (the tier's limits, 1920x1080):
 the scripted oracle (keyboard and mouse only) scores 1.0 and a do-nothing policy 0.0. Two worker
-threads, one per replica of the module's pool, as in test_apps_smoke.py.
+threads, one per replica of the module's pool, as in test_apps_suites.py.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from osgym.tasks.sample_apps import task_id, write_apps_sample
 from osgym.tasks.spec import TaskSpec
 from osgym.tasks.taskdir import index_entries, load_entries
 from tests.apps.test_apps_open import SCREEN
-from tests.apps.test_apps_smoke import GUI_INPUT, Pair, _episode, assert_oracle_one_noop_zero
+from tests.apps.test_apps_suites import GUI_INPUT, Pair, _episode, assert_oracle_one_noop_zero
 from tests.conftest import SESSION
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]

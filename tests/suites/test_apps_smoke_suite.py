@@ -1,6 +1,6 @@
 """The apps-smoke suite and its recipe without replicas: variants are valid and distinct, oracles wait
 for an app to take keys before typing into it, and the recipe asks for (and must ask for) the apps tier.
-The episodes themselves run in tests/apps/test_apps_smoke.py (``make test-apps``)."""
+The episodes themselves run in tests/apps/test_apps_suites.py (``make test-apps``)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The apps-smoke suite on real apps replicas: each template's scripted oracle scores 1.0 on seed 0, and
+"""Every apps-tier suite on real apps replicas: each template's scripted oracle scores 1.0 on seed 0, and
 a do-nothing policy scores 0.0 on the same variant (so each evaluator can fail).
 
 Each episode runs on a fresh replica with the task's setup, as a collection run does, so the oracle
@@ -26,13 +26,13 @@ from osgym.errors import ReplicaError
 from osgym.replicas.pool import ReplicaPool, limits_for
 from osgym.tasks.generators import Template
 from osgym.tasks.spec import TaskSpec
-from osgym.tasks.suites import templates
+from osgym.tasks.suites import list_suites, required_tier, templates
 from tests.apps.test_apps_open import SCREEN
 from tests.conftest import SESSION
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
-TEMPLATES = templates("apps-smoke")
+TEMPLATES = [t for name in list_suites() if required_tier(name) == "apps" for t in templates(name)]
 LIMITS = EpisodeLimits(max_steps=40, deadline_s=240, settle_s=0.5)
 GUI_INPUT = {"CLICK", "TYPING", "PRESS", "HOTKEY"}
 Pair = tuple[Trajectory, Trajectory]
@@ -40,7 +40,7 @@ Pair = tuple[Trajectory, Trajectory]
 
 @pytest.fixture(scope="module")
 def apps_pool(image: str, docker_client: docker.DockerClient) -> Iterator[ReplicaPool]:
-    with ReplicaPool(image, 2, standby=1, name=f"{SESSION}-apps-smoke", docker_client=docker_client,
+    with ReplicaPool(image, 2, standby=1, name=f"{SESSION}-apps-suites", docker_client=docker_client,
                      screen=SCREEN, limits=limits_for("apps")) as pool:
         yield pool
 
