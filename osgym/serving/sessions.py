@@ -241,7 +241,9 @@ class SessionManager:
             raise SessionNotFound("the server is shutting down")
         idle = self.limits.idle_timeout_s if idle_timeout_s is None else min(max(idle_timeout_s, 1.0),
                                                                              self.limits.idle_timeout_s)
-        with self._lock:  # hold the slot through the (slow) lease, so concurrent opens respect the cap
+        # count the open against the cap until it is a session, so concurrent opens respect the cap; the
+        # lock is held only for the count, never across the (slow) lease, so opens wait for replicas in parallel
+        with self._lock:
             held = sum(s.owner == owner for s in self._sessions.values()) + self._opening.get(owner, 0)
             if held >= self.limits.max_sessions_per_owner:
                 raise SessionLimit(f"this client holds {held} sessions, the most it may (shut one down first)")
