@@ -20,9 +20,9 @@ One run, replicas added in steps, each new one opening Chromium (its new-tab pag
 Order: each ``--plain`` level without ksmd, then the same level with it (``osgym.replicas.ksm.tune``,
 the scan-time advisor capped at ``--ksm-max-cpu`` percent of a core), then ksmd unmerges everything
 (``run`` = 2) before the next plain level; then the ``--ksm`` levels above the plain ones with ksmd
-on; with ``--max``, 10 more at a time while the machine keeps ``--floor-gib`` available. With
-``--active N``, N of the held replicas then step every ``--period`` s (a pointer move and a PNG
-screenshot, staggered) for ``--duration`` s: p50 and p95 latency. KSM's knobs are put back at the end
+on. With ``--active N``, N of the held replicas then step every ``--period`` s (a pointer move and
+a PNG screenshot, staggered) for ``--duration`` s, the others idle: p50 and p95 latency. Then, with
+``--max``, 10 more at a time while the machine keeps ``--floor-gib`` available. KSM's knobs are put back at the end
 (``ksm.undo``), and every replica is removed, also on Ctrl-C.
 Prints one JSON line per measurement.
 """
@@ -215,6 +215,8 @@ def main() -> None:
             _grow_to(fleet, level, emit)
             conv = _ksm_converged(args.converge_s)
             measure(fleet, baseline, args.settle, "ksm", **conv)
+        if args.active:
+            active(fleet, min(args.active, len(fleet.replicas)), args.period, args.duration)
         if args.max:
             per = max(1.0, (mem_used_mib() - baseline) / max(1, len(fleet.replicas)))
             while mem_available_mib() - 10 * per * 1.5 > args.floor_gib * 1024:
@@ -222,8 +224,6 @@ def main() -> None:
                 conv = _ksm_converged(args.converge_s)
                 measure(fleet, baseline, args.settle, "ksm_max", **conv)
                 per = max(1.0, (mem_used_mib() - baseline) / len(fleet.replicas))
-        if args.active:
-            active(fleet, min(args.active, len(fleet.replicas)), args.period, args.duration)
     finally:
         fleet.close()
         ksm.undo()
