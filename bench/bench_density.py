@@ -32,7 +32,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import threading
 import time
 import uuid
 from collections.abc import Callable
@@ -41,9 +40,8 @@ from pathlib import Path
 from typing import Any
 
 from bench.bench_apps_tier import _pss_mib, _wait_window
-from bench.bench_pool import _cpu_seconds, mem_available_mib, mem_used_mib, pct
+from bench.bench_pool import _cpu_seconds, mem_available_mib, mem_used_mib, pct, step_at_pace
 from osgym.replicas import images, ksm
-from osgym.replicas.actions import MoveTo
 from osgym.replicas.client import Replica
 from osgym.replicas.pool import ReplicaPool, limits_for, reap
 
@@ -128,37 +126,8 @@ def measure(fleet: Fleet, baseline_used: float, settle_s: float, label: str, **e
 
 
 def active(fleet: Fleet, n: int, period: float, duration: float) -> None:
-    chosen = fleet.replicas[:n]
-    lat: list[float] = []
-    errors: list[str] = []
-    lock = threading.Lock()
-    stop = time.monotonic() + duration
-
-    def stepper(i: int, r: Replica) -> None:
-        nxt = time.monotonic() + period * i / n
-        k = 0
-        while True:
-            time.sleep(max(0.0, nxt - time.monotonic()))
-            if time.monotonic() > stop:
-                return
-            t0 = time.perf_counter()
-            try:
-                r.act([MoveTo(x=100 + k % 50, y=100)])
-                r.screenshot(format="png")
-                with lock:
-                    lat.append(time.perf_counter() - t0)
-            except Exception as exc:  # counted, reported: a bench must finish to show them
-                with lock:
-                    errors.append(repr(exc))
-            k += 1
-            nxt += period
-
     cpu0 = _cpu_seconds()
-    threads = [threading.Thread(target=stepper, args=(i, r)) for i, r in enumerate(chosen)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    lat, errors = step_at_pace(fleet.replicas[:n], period, duration)
     emit(bench="density_active", held=len(fleet.replicas), active=n, period_s=period, steps=len(lat),
          errors=len(errors), p50_ms=pct(lat, 50) * 1e3, p95_ms=pct(lat, 95) * 1e3,
          machine_cores_busy=(_cpu_seconds() - cpu0) / duration, load1=os.getloadavg()[0],
