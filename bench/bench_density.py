@@ -22,7 +22,8 @@ the scan-time advisor capped at ``--ksm-max-cpu`` percent of a core), then ksmd 
 (``run`` = 2) before the next plain level; then the ``--ksm`` levels above the plain ones with ksmd
 on. With ``--active N``, N of the held replicas then step every ``--period`` s (a pointer move and
 a PNG screenshot, staggered) for ``--duration`` s, the others idle: p50 and p95 latency. Then, with
-``--max``, 10 more at a time while the machine keeps ``--floor-gib`` available. KSM's knobs are put back at the end
+``--max``, 10 more at a time while the machine keeps ``--floor-gib`` available (for at most
+``--max-minutes``). KSM's knobs are put back at the end
 (``ksm.undo``), and every replica is removed, also on Ctrl-C.
 Prints one JSON line per measurement.
 """
@@ -152,6 +153,7 @@ def main() -> None:
     ap.add_argument("--ksm", default="100", help="further levels, ksmd on")
     ap.add_argument("--max", action="store_true", help="then 10 more at a time down to --floor-gib available")
     ap.add_argument("--floor-gib", type=float, default=2.0)
+    ap.add_argument("--max-minutes", type=float, default=15.0, help="stop growing for --max after this long")
     ap.add_argument("--settle", type=float, default=30.0)
     ap.add_argument("--converge-s", type=float, default=300.0)
     ap.add_argument("--ksm-max-cpu", type=int, default=50)
@@ -188,7 +190,8 @@ def main() -> None:
             active(fleet, min(args.active, len(fleet.replicas)), args.period, args.duration)
         if args.max:
             per = max(1.0, (mem_used_mib() - baseline) / max(1, len(fleet.replicas)))
-            while mem_available_mib() - 10 * per * 1.5 > args.floor_gib * 1024:
+            until = time.monotonic() + args.max_minutes * 60
+            while mem_available_mib() - 10 * per * 1.5 > args.floor_gib * 1024 and time.monotonic() < until:
                 _grow_to(fleet, len(fleet.replicas) + 10, emit)
                 conv = _ksm_converged(args.converge_s)
                 measure(fleet, baseline, args.settle, "ksm_max", **conv)
