@@ -14,6 +14,7 @@ test waits for its own.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 
@@ -23,14 +24,15 @@ import pytest
 from osgym.agents.policies.base import Policy
 from osgym.agents.policies.noop import NoopPolicy
 from osgym.agents.policies.scripted import ScriptedPolicy
-from osgym.episodes.focus import focus_violations
+from osgym.episodes.focus import focus_violations, target_title
 from osgym.episodes.runner import EpisodeLimits, run_episode
 from osgym.episodes.trajectory import Trajectory
 from osgym.errors import ReplicaError
 from osgym.replicas.pool import ReplicaPool, limits_for
 from osgym.tasks.generators import Template
-from osgym.tasks.spec import TaskSpec
+from osgym.tasks.spec import OracleStep, TaskSpec
 from osgym.tasks.suites import list_suites, required_tier, templates
+from osgym.tasks.variation import Variation
 from tests.apps.test_apps_open import SCREEN
 from tests.conftest import SESSION
 
@@ -100,3 +102,24 @@ def assert_oracle_one_noop_zero(solved: Trajectory, idle: Trajectory, where: str
     kinds: set[str] = set().union(*(set(st.action_type.split(",")) for st in solved.steps))
     assert kinds & GUI_INPUT, f"{where}: solved without GUI input: {kinds}"
     return kinds
+
+
+def test_the_focus_check_catches_input_sent_to_the_distractor(apps_pool: ReplicaPool) -> None:
+    """The check can fail: an oracle that clicks the distractor window (left of the app, which keeps its
+    own placement here) and types there is caught, for the click and for the keys."""
+    gedit = next(t for t in TEMPLATES if t.id == "gedit-append-line")
+    task = dataclasses.replace(gedit, vary=Variation(geometry=False)).variant(0)
+    distractor = next(s.parameters["title"] for s in task.config
+                      if s.type == "wait_window" and not s.parameters.get("focused"))
+    name = target_title(task)
+    stray = task.model_copy(update={"oracle": [OracleStep(op="wait_focused", args={"window": name, "role": "text"}),
+                                               OracleStep(op="click_window", args={"title": distractor,
+                                                                                  "anchor": "top_left", "dx": 10,
+                                                                                  "dy": 10}),
+                                               OracleStep(op="wait_window", args={"title": distractor}),
+                                               OracleStep(op="type", args={"text": "zz"}), OracleStep(op="done")]})
+    traj = _episode(apps_pool, stray, ScriptedPolicy())
+    assert traj.error_class is None, traj.error_message
+    found = focus_violations(stray, traj)
+    assert any("the click at" in v and "outside the app's windows" in v for v in found), found
+    assert any("keys went to" in v and distractor in v for v in found), found
