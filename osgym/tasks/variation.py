@@ -41,9 +41,10 @@ from typing import Any
 
 from osgym.tasks.generators import execute, launch, q, wait
 
-THEMES = ("Greybird", "Greybird-dark", "Greybird-bright", "Adwaita", "Adwaita-dark")
-"""GTK themes of the apps image (Adwaita is built into GTK 3; the Greybird ones are in /usr/share/themes).
-Greybird comes first: the image's own."""
+THEMES = ("Greybird", "Greybird-dark", "Adwaita")
+"""GTK 3 themes of the apps image, the image's own first: Greybird and Greybird-dark are in
+/usr/share/themes, Adwaita is built into GTK. Not Greybird-bright (only a notification theme there) nor
+"Adwaita-dark" (no such theme directory: GTK falls back to light Adwaita), checked on screenshots."""
 DPIS = (96, 108, 120)
 """XSETTINGS text resolutions: 100 %, 112.5 % and 125 % zoom of every app's text."""
 DISTRACTOR_DIR = "/tmp/osgym-distractor"
