@@ -15,6 +15,7 @@ from typing import Any
 
 from osgym.errors import ERROR_CLASSES
 from osgym.replicas.accounting import Usage
+from osgym.replicas.observation import Window
 
 MAX_RAW_CHARS = 32_768
 """A model reply longer than this is stored cut, with a note of how much was left out."""
@@ -93,6 +94,9 @@ class Step:
     error: str | None = None
     raw: str | None = None
     usage: dict[str, Any] | None = None
+    windows: tuple[Window, ...] = ()
+    """The windows the policy saw, which was focused among them (not stored: the screenshot shows them);
+    :mod:`osgym.episodes.focus` checks an oracle's input against them."""
 
     @property
     def screenshot_sha256(self) -> str:

@@ -12,6 +12,7 @@ True
 
 from __future__ import annotations
 
+import dataclasses
 import random
 from types import ModuleType
 
@@ -19,8 +20,15 @@ from osgym.errors import ConfigError, TaskLoadError
 from osgym.tasks.generators import Template, content_key
 from osgym.tasks.spec import TaskSpec
 from osgym.tasks.suites import apps_smoke, desktop_basics
+from osgym.tasks.variation import DEFAULT as DEFAULT_VARIATION
 
 SUITES: dict[str, ModuleType] = {desktop_basics.NAME: desktop_basics, apps_smoke.NAME: apps_smoke}
+for _suite in SUITES.values():
+    if getattr(_suite, "TIER", None) == "apps":
+        # Window geometry, theme, zoom and a distractor, seeded per variant (osgym.tasks.variation); a
+        # template that sets its own ``vary`` (variation.NONE, or some kinds only) keeps it.
+        _suite.TEMPLATES = [t if t.vary is not None else dataclasses.replace(t, vary=DEFAULT_VARIATION)  # type: ignore[attr-defined]
+                            for t in _suite.TEMPLATES]
 MAX_ATTEMPTS_PER_TASK = 50
 
 
