@@ -37,7 +37,7 @@ from typing import Any, Literal
 import anyio.to_thread
 from fastapi import Depends, FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import FileResponse, JSONResponse, Response
+from fastapi.responses import FileResponse, JSONResponse, RedirectResponse, Response
 from pydantic import BaseModel, ConfigDict, Field
 
 from osgym.agents.parsers import ReplyContext, format_names, get_format, parse_osgym
@@ -320,6 +320,8 @@ def _view_routes(app: FastAPI, manager: SessionManager, views: LiveViews, owner:
     @app.get(VIEW_PREFIX + "/{token}")
     @app.get(VIEW_PREFIX + "/{token}/{path:path}")
     def view_file(token: str, path: str = "") -> Response:
+        if not path and views.valid(token):  # the short URL: on to the page, set up for this view
+            return RedirectResponse(views.page(token), status_code=303, headers=VIEW_HEADERS)
         try:
             return FileResponse(views.file(token, path), headers=VIEW_HEADERS)
         except PermissionError as exc:

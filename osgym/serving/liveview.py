@@ -180,9 +180,13 @@ class LiveViews:
             directory = self._ensure_started()
             os.symlink(vnc_socket, directory / token)
             self._tokens[token] = session_id
+        return ViewTicket(token, session_id, self.page(token), self.port)
+
+    def page(self, token: str) -> str:
+        """The path of the page of view ``token``: noVNC, set to connect view-only to websockify with the token."""
         query = (f"autoconnect=1&view_only=1&shared=1&resize=scale&reconnect=0&port={self.port}"
                  f"&path={quote(f'websockify?token={token}', safe='')}")
-        return ViewTicket(token, session_id, f"/view/{token}/vnc.html?{query}", self.port)
+        return f"/view/{token}/vnc.html?{query}"
 
     def valid(self, token: str) -> bool:
         with self._lock:

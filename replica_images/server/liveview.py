@@ -20,7 +20,7 @@ import threading
 
 import procs
 import uids
-from errors import HttpError
+from errors import HttpError, load_json
 
 SOCKET = "/run/osgym/ctl/vnc.sock"
 MAX_VIEWERS = 4
@@ -58,10 +58,14 @@ class LiveView:
                         if os.path.lexists(p):
                             os.unlink(p)
                     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-                    sock.bind(tmp)
-                    os.chmod(tmp, 0o660)  # like control.sock: the server's, the run directory's group
-                    sock.listen(8)
-                    os.rename(tmp, SOCKET)
+                    try:
+                        sock.bind(tmp)
+                        os.chmod(tmp, 0o660)  # like control.sock: the server's, the run directory's group
+                        sock.listen(8)
+                        os.rename(tmp, SOCKET)
+                    except BaseException:
+                        sock.close()
+                        raise
                 sock.settimeout(0.5)
                 self.listener = sock
                 threading.Thread(target=self._accept, args=(sock,), name="liveview", daemon=True).start()
@@ -115,9 +119,11 @@ class LiveView:
 
     def routes(self):
         def start(q, body):
+            load_json(body)  # takes nothing, but a malformed body is still a 400
             return 200, self.start(), None
 
         def stop(q, body):
+            load_json(body)
             return 200, self.stop(), None
 
         return {("POST", "/view/start"): start, ("POST", "/view/stop"): stop}

@@ -209,6 +209,8 @@ def test_the_live_view_needs_its_token_and_sends_no_input(image: str, docker_cli
         assert got.status_code == 200 and "noVNC" in got.text
         assert got.headers["cache-control"] == "no-store" and got.headers["referrer-policy"] == "no-referrer"
         assert http.get(f"/view/{token}/app/ui.js").status_code == 200
+        short = http.get(f"/view/{token}")
+        assert short.status_code == 303 and short.headers["location"] == page
 
         # the websocket: refused without the token or with another
         ws_base = view["websocket"].partition("?")[0]
