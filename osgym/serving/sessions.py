@@ -197,6 +197,8 @@ class SessionManager:
         self._closed = threading.Event()
         self.episodes_ended = 0
         self.sink_errors: list[str] = []
+        self.end_hooks: list[Callable[[Session], None]] = []
+        """Called with each session as it ends, before its replica is given back (the live views' revocation)."""
         self._reaper = threading.Thread(target=self._reap_loop, name="osgym-serve-reaper", daemon=True)
         self._reaper.start()
 
@@ -460,6 +462,11 @@ class SessionManager:
             traj.error_message = f"{type(exc).__name__}: {exc}"[:2000]
             traj.score = 0.0
         traj.ended_at = utcnow()
+        for hook in self.end_hooks:
+            try:
+                hook(session)
+            except Exception:  # a hook must not keep the replica from going back; it is discarded anyway
+                pass
         self.pool.release(session.replica, fault=f"{type(exc).__name__}: {exc}" if fault and exc else None)
         replica_s = self.clock() - session.leased_at
         result = EpisodeResult(
