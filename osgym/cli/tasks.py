@@ -150,3 +150,30 @@ def suites_show(
         for task in sample:
             out.add_row(task.id, task.variant, task.instruction)
         console.print(out)
+
+
+@suites_app.command("export")
+def suites_export(
+    name: Annotated[str, typer.Argument(help="suite name, e.g. apps-smoke")],
+    out: Annotated[Path, typer.Option(help="a new (or empty) directory: examples/<domain>/<id>.json, test_all.json")],
+    variants: Annotated[int, typer.Option(help="how many distinct variants to write")] = 1,
+    seed: Annotated[int, typer.Option(help="seed of the draw (the same seed writes the same files)")] = 0,
+) -> None:
+    """Write N distinct variants of a suite as OSWorld task files, in OSWorld's layout (a recipe's task_dir and
+    task_index read it too). Ids are UUIDs fixed by suite, template and variant; osgym's oracle, template and
+    difficulty are under each file's "osgym" key. Nothing is left behind on an error."""
+    from osgym.tasks.suite_export import export_variants, write_export
+
+    try:
+        with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                      TimeElapsedColumn(), console=err, transient=True) as progress:
+            bar = progress.add_task(f"draw {name}", total=max(variants, 0))
+            tasks = export_variants(name, variants, seed, on_task=lambda k: progress.update(bar, completed=k))
+            progress.update(bar, description=f"write {name}", total=len(tasks), completed=0)
+            paths = write_export(out, tasks, on_file=lambda i: progress.update(bar, completed=i))
+    except OSError as exc:
+        raise _fail(OSError(f"suites export: cannot write {str(out)!r}: {exc}")) from exc
+    except OsgymError as exc:
+        raise _fail(exc) from exc
+    typer.echo(f"{len(paths)} task files of {name} (seed {seed}) under {out / 'examples'}, "
+               f"index {out / 'test_all.json'}")

@@ -13,6 +13,7 @@ True
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from types import ModuleType
 
 from osgym.errors import ConfigError, TaskLoadError
@@ -80,32 +81,43 @@ def load_suite(name: str) -> list[TaskSpec]:
     return [t.variant(0) for t in templates(name)]
 
 
-def generate(name: str, n: int, seed: int = 0, tasks: list[str] | None = None) -> list[TaskSpec]:
+def generate(name: str, n: int, seed: int = 0, tasks: list[str] | None = None,
+             on_task: Callable[[int], None] | None = None) -> list[TaskSpec]:
     """``n`` distinct variants, templates taken round-robin, deterministic for ``seed``.
 
     Variant seeds are drawn from ``seed``; a draw that repeats an earlier variant's
-    content is skipped, so no two returned tasks are the same task.
+    content is skipped, so no two returned tasks are the same task. ``on_task(k)`` is
+    called after the ``k``-th task is drawn (a progress bar).
 
     Raises:
         TaskLoadError: if there is no such suite.
         ConfigError: if ``tasks`` names unknown templates, or the templates cannot yield ``n``
-            distinct variants.
+            distinct variants (as soon as one template repeats itself ``MAX_ATTEMPTS_PER_TASK``
+            times in a row: templates take turns, so one exhausted template stops the draw).
     """
     chosen = templates(name, tasks)
     rng = random.Random(f"{name}/{seed}")
     seen: set[str] = set()
     out: list[TaskSpec] = []
-    attempts = 0
+    misses = 0
     while len(out) < n:
         template = chosen[len(out) % len(chosen)]
-        attempts += 1
-        if attempts > MAX_ATTEMPTS_PER_TASK * max(n, 1):
-            raise ConfigError(f"suite {name}: cannot draw {n} distinct variants of {[t.id for t in chosen]}")
         task = template.variant(rng.randrange(2**31))
         key = content_key(task)
-        if key not in seen:
-            seen.add(key)
-            out.append(task)
+        if key in seen:
+            misses += 1
+            if misses >= MAX_ATTEMPTS_PER_TASK:
+                given = sum(t.id == template.id for t in out)
+                raise ConfigError(f"suite {name}: cannot draw {n} distinct variants of {len(chosen)} templates: "
+                                  f"template {template.id} gave {given} distinct variants and then "
+                                  f"{MAX_ATTEMPTS_PER_TASK} repeats in a row (at most about "
+                                  f"{given * len(chosen)} variants with templates taking turns)")
+            continue
+        misses = 0
+        seen.add(key)
+        out.append(task)
+        if on_task is not None:
+            on_task(len(out))
     return out
 
 
