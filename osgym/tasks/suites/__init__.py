@@ -131,3 +131,38 @@ def expand(suite: str, tasks: list[str] | None, episodes: int, seed: int) -> lis
         ConfigError: if ``tasks`` names templates the suite does not have.
     """
     return generate(suite, episodes, seed, tasks)
+
+
+def mix_schedule(weights: dict[str, float], n: int) -> list[str]:
+    """Which suite each of ``n`` episodes draws from: each about ``weight / sum`` of them, interleaved
+    (smooth weighted round-robin). A schedule for more episodes starts with the one for fewer.
+
+    >>> mix_schedule({"a": 2, "b": 1}, 6)
+    ['a', 'b', 'a', 'a', 'b', 'a']
+    """
+    total = sum(weights.values())
+    names = sorted(weights)
+    current = dict.fromkeys(names, 0.0)
+    out = []
+    for _ in range(n):
+        for name in names:
+            current[name] += weights[name]
+        pick = max(names, key=lambda k: current[k])  # ties go to the first name: deterministic
+        current[pick] -= total
+        out.append(pick)
+    return out
+
+
+def expand_mix(weights: dict[str, float], episodes: int, seed: int) -> list[TaskSpec]:
+    """One task variant per episode for a recipe mixing suites (``suites: {name: weight}``).
+
+    Episode ``i`` goes to suite ``mix_schedule(weights, episodes)[i]`` and takes that suite's next
+    variant of :func:`generate` with ``seed``: a plan for more episodes starts with the plan for fewer.
+
+    Raises:
+        TaskLoadError: if a suite does not exist.
+        ConfigError: if a suite cannot yield its share of distinct variants.
+    """
+    schedule = mix_schedule(weights, episodes)
+    drawn = {name: iter(generate(name, schedule.count(name), seed)) for name in weights if name in schedule}
+    return [next(drawn[name]) for name in schedule]
