@@ -235,6 +235,7 @@ class Collector:
             domain=job.task.domain, instruction=job.task.instruction, policy=policy.name,
             policy_config={"name": policy.name, **policy.config()}, image=self.image, replica_id=replica_id,
             host=host, trajectory=traj, attempts=attempts, replica_s=replica_s, usage=usage,
+            related_apps=list(job.task.related_apps),
         )
         assert self.prices is not None
         result.cost_usd = episode_cost(result, self.prices)
