@@ -5,13 +5,30 @@ Ctrl-C included."""
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 from typing import Any
 
 from osgym.replicas import images
+from osgym.replicas.client import Replica, Screenshot
 from osgym.replicas.pool import ReplicaPool, limits_for
 from osgym.tasks.setup import run_setup
 from osgym.tasks.spec import SetupStep, TaskSpec
+
+STABLE_FRAMES = 3
+FRAME_INTERVAL_S = 0.5
+
+
+def _settled(replica: Replica, settle_s: float) -> Screenshot:
+    deadline = time.monotonic() + settle_s
+    shot = replica.screenshot(format="png")
+    same = 1
+    while same < STABLE_FRAMES and time.monotonic() < deadline:
+        time.sleep(FRAME_INTERVAL_S)  # the interval between frames compared, not a guess at readiness
+        nxt = replica.screenshot(format="png")
+        same = same + 1 if nxt.data == shot.data else 1
+        shot = nxt
+    return shot
 
 
 def describe_step(step: SetupStep, width: int = 100) -> str:
@@ -35,8 +52,11 @@ def describe_step(step: SetupStep, width: int = 100) -> str:
 
 
 def initial_screenshot(task: TaskSpec, tier: str, out: str | Path, *, screen: tuple[int, int] = (1920, 1080),
-                       docker_client: Any = None, name: str | None = None) -> tuple[int, int]:
+                       docker_client: Any = None, name: str | None = None, settle_s: float = 30) -> tuple[int, int]:
     """Start one replica of ``tier``, run ``task``'s setup, save a PNG screenshot to ``out``; returns its size.
+
+    A window the setup waited for is mapped but may not be painted yet (under load, seconds later): the
+    picture is taken once ``STABLE_FRAMES`` frames in a row are the same, or after ``settle_s``.
 
     Raises:
         TaskError: if the setup fails.
@@ -44,9 +64,9 @@ def initial_screenshot(task: TaskSpec, tier: str, out: str | Path, *, screen: tu
         OSError: if ``out`` cannot be written.
     """
     image = images.ensure_image(tier, client=docker_client)
-    with ReplicaPool(image, 1, standby=0, name=name or f"osgym-show-{os.getpid()}", docker_client=docker_client, screen=screen,
-                     limits=limits_for(tier)) as pool, pool.lease(timeout=300) as replica:
+    with ReplicaPool(image, 1, standby=0, name=name or f"osgym-show-{os.getpid()}", docker_client=docker_client,
+                     screen=screen, limits=limits_for(tier)) as pool, pool.lease(timeout=300) as replica:
         run_setup(replica, task.config, task_id=task.id)
-        shot = replica.screenshot(format="png")
+        shot = _settled(replica, settle_s)
     Path(out).write_bytes(shot.data)
     return shot.width, shot.height
