@@ -9,7 +9,8 @@ the same variant always gets the same id.
 OSWorld's setup controller calls ``_<type>_setup(**parameters)``, so a step type it lacks or a
 parameter it does not take stops its run. osgym's own setup extensions are therefore written in
 OSWorld's terms in ``config`` (:func:`osworld_steps`): ``wait_window`` becomes a shell loop over
-``wmctrl -l`` and an ``activate_window``; ``execute``'s ``check`` is dropped. osgym's exact task
+``wmctrl -l`` and an ``activate_window``; parameters OSWorld's steps do not take (``execute``'s ``check``)
+are dropped. osgym's exact task
 (its own ``config`` and ``evaluator`` where they differ, the scripted ``oracle``, template, variant,
 difficulty) goes under the namespaced key ``osgym``, which OSWorld ignores and
 :func:`osgym.tasks.spec.load_task` reads back, so an exported file runs in osgym as generated.
@@ -36,6 +37,21 @@ from osgym.tasks.spec import SetupStep, TaskSpec
 NAMESPACE = uuid.UUID("5b0c3f0e-7d1a-4c53-9a51-0f2d6c1e5a17")
 """uuid5 namespace of exported task ids (fixed: ids must not change between osgym versions)."""
 OSGYM_KEY = "osgym"
+OSWORLD_SETUP_PARAMS: dict[str, frozenset[str]] = {
+    "execute": frozenset({"command", "stdout", "stderr", "shell", "until"}),
+    "launch": frozenset({"command", "shell"}),
+    "open": frozenset({"path"}),
+    "sleep": frozenset({"seconds"}),
+    "activate_window": frozenset({"window_name", "strict", "by_class"}),
+    "close_window": frozenset({"window_name", "strict", "by_class"}),
+    "download": frozenset({"files"}),
+    "upload_file": frozenset({"files"}),
+    "change_wallpaper": frozenset({"path"}),
+    "chrome_open_tabs": frozenset({"urls_to_open"}),
+    "chrome_close_tabs": frozenset({"urls_to_close"}),
+}
+"""The keyword parameters OSWorld's (desktop-env 1.0.2) ``_<type>_setup`` functions take, for the step types
+that take no others; osgym's own (``execute``'s ``check`` and ``timeout``, say) are left out of ``config``."""
 
 
 def task_uuid(suite: str, template: str, variant: str) -> str:
@@ -71,9 +87,9 @@ def osworld_steps(steps: list[SetupStep]) -> list[dict[str, Any]]:
             if p.get("focused", True):
                 out.append({"type": "activate_window", "parameters": {"window_name": p.get("title", "")}})
             continue
-        if step.type in ("execute", "command"):
-            p.pop("check", None)
-        out.append({"type": step.type, "parameters": p})
+        takes = OSWORLD_SETUP_PARAMS.get(step.type)
+        kept = p if takes is None else {k: v for k, v in p.items() if k in takes}
+        out.append({"type": step.type, "parameters": kept})
     return out
 
 
@@ -180,5 +196,5 @@ def write_export(directory: str | Path, tasks: list[dict[str, Any]],
     return [root / p for p in rel]
 
 
-__all__ = ["NAMESPACE", "OSGYM_KEY", "export_variants", "osworld_evaluator", "osworld_steps", "task_uuid",
-           "to_osworld", "write_export"]
+__all__ = ["NAMESPACE", "OSGYM_KEY", "OSWORLD_SETUP_PARAMS", "export_variants", "osworld_evaluator", "osworld_steps",
+           "task_uuid", "to_osworld", "write_export"]
