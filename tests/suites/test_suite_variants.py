@@ -15,9 +15,11 @@ exists in its setup controller and takes the parameters given, every metric and 
 from __future__ import annotations
 
 import ast
+import functools
 import hashlib
 import json
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -50,8 +52,17 @@ def _variants(name: str) -> list[TaskSpec]:
     return [ts[seed % len(ts)].variant(seed) for seed in range(SEEDS)]
 
 
-@pytest.mark.parametrize("name", SUITES)
-def test_5000_seeds_are_valid_round_trip_and_distinct(name: str) -> None:
+@dataclass(frozen=True)
+class Checked:
+    distinct: frozenset[str]  # identities
+    clashes: tuple[str, ...]
+    seconds: float
+
+
+@functools.cache
+def _check(name: str) -> Checked:
+    """Every seed's variant round-trips through its exported JSON (asserted here); its identities and clashes.
+    Cached: the tests below share one pass over each suite."""
     start = time.monotonic()
     difficulty = {t.id: t.difficulty for t in suites.templates(name)}
     first: dict[str, tuple[str, str]] = {}  # identity -> (content key, "template seed")
@@ -66,16 +77,21 @@ def test_5000_seeds_are_valid_round_trip_and_distinct(name: str) -> None:
         seen = first.setdefault(key, (content, where))
         if seen[0] != content:
             clashes.append(f"{where} and {seen[1]}")
-    took = time.monotonic() - start
-    print(f"{name}: {SEEDS} seeds, {len(first)} distinct variants, {took:.1f} s")
-    assert not clashes, f"{name}: different variants, same instruction, initial files and expected result: " \
-                        f"{clashes[:5]} ({len(clashes)} in all)"
-    assert took < BUDGET_S
+    return Checked(frozenset(first), tuple(clashes), time.monotonic() - start)
+
+
+@pytest.mark.parametrize("name", SUITES)
+def test_5000_seeds_are_valid_round_trip_and_distinct(name: str) -> None:
+    checked = _check(name)
+    print(f"{name}: {SEEDS} seeds, {len(checked.distinct)} distinct variants, {checked.seconds:.1f} s")
+    assert not checked.clashes, f"{name}: different variants, same instruction, initial files and expected " \
+                                f"result: {list(checked.clashes[:5])} ({len(checked.clashes)} in all)"
+    assert checked.seconds < BUDGET_S
 
 
 def test_apps_tier_suites_give_5000_distinct_variants() -> None:
     apps = [n for n in SUITES if suites.required_tier(n) == "apps"]
-    distinct = {identity(to_osworld(n, t)) for n in apps for t in _variants(n)}
+    distinct = frozenset().union(*(_check(n).distinct for n in apps))
     print(f"apps tier: {len(apps)} suites, {sum(len(suites.templates(n)) for n in apps)} templates, "
           f"{len(distinct)} distinct variants from {SEEDS} seeds each")
     assert len(distinct) >= 5000
