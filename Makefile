@@ -6,7 +6,7 @@ export PREFECT_UI_ENABLED ?= false
 export DO_NOT_TRACK ?= 1
 STAMP := .make/deps.stamp
 
-.PHONY: run osworld-sample osworld-apps-sample test test-apps lint bench images images-apps docker ocr novnc deps reap clean
+.PHONY: run osworld-sample osworld-apps-sample test test-apps suite-check lint bench images images-apps docker ocr novnc deps reap clean
 
 run: deps docker images  ## collect datasets/smoke.yaml with the Prefect flow on the embedded defaults, print the report
 	$(PYTHON) -m flows.collect datasets/smoke.yaml
@@ -24,6 +24,10 @@ test: deps docker images images-apps ocr novnc lint  ## ruff and mypy, then the 
 
 test-apps: deps docker images-apps  ## only the apps tier's tests (each app opens clean, its routes, apps-smoke)
 	$(PYTHON) -m pytest tests/apps tests/osworld_client
+
+suite-check: deps docker images-apps  ## every apps-tier template on 3 seeds, quiet and under stress-ng --cpu 4: oracle 1.0, noop 0.0; writes docs/suite-check.md (run on a quiet machine)
+	bash scripts/ensure-stress-ng.sh
+	$(PYTHON) scripts/suite_check.py --out docs/suite-check.md --seeds 3 --passes quiet,stress
 
 lint: deps  ## ruff, then mypy --strict over the package (pyproject.toml [tool.mypy])
 	$(PYTHON) -m ruff check osgym flows tasks tests bench

@@ -173,6 +173,7 @@ class EpisodeResult:
     replica_s: float = 0.0
     cost_usd: float = 0.0
     usage: Usage | None = None  # what the replica used while leased (its cgroup), if readable
+    related_apps: list[str] = field(default_factory=list)  # the task's applications
 
     def tokens(self) -> tuple[int | None, int | None]:
         """The episode's input and output tokens, None if no step reported usage."""
@@ -220,6 +221,7 @@ class EpisodeResult:
             "input_tokens": self.tokens()[0],
             "output_tokens": self.tokens()[1],
             "bytes_written": self.bytes_written(),
+            "related_apps": list(self.related_apps),
         }
 
     def step_rows(self) -> list[dict[str, Any]]:

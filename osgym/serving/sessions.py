@@ -476,7 +476,7 @@ class SessionManager:
             policy_config={"name": "served", "protocol": session.protocol, "client": session.owner,
                            "seed": session.seed, "session": session.id},
             image=self.image, replica_id=session.replica.id, host=session.replica.host, trajectory=traj,
-            replica_s=replica_s, usage=session.replica.usage,
+            replica_s=replica_s, usage=session.replica.usage, related_apps=list(session.task.related_apps),
         )
         result.cost_usd = episode_cost(result, self.prices)
         with self._lock:
