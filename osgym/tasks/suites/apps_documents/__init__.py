@@ -11,7 +11,12 @@ by access keys and arrows, waiting for each menu item or dialog button before th
 from __future__ import annotations
 
 from osgym.tasks.generators import Template
-from osgym.tasks.suites.apps_documents.writer import doc_export_pdf, doc_insert_table, doc_strike_center
+from osgym.tasks.suites.apps_documents.writer import (
+    doc_export_pdf,
+    doc_insert_table,
+    doc_sign_export_pdf,
+    doc_strike_center,
+)
 
 NAME = "apps-documents"
 TIER = "apps"
@@ -25,4 +30,6 @@ TEMPLATES: list[Template] = [
              doc_strike_center, difficulty=2),
     Template("doc-insert-table", "libreoffice_writer", "insert a table from the Table menu and fill it in",
              doc_insert_table, difficulty=2),
+    Template("doc-sign-export-pdf", "libreoffice_writer", "add a closing paragraph, then export as PDF",
+             doc_sign_export_pdf, difficulty=2),
 ]

@@ -113,31 +113,57 @@ def doc_insert_table(rng: random.Random) -> dict[str, Any]:
     }
 
 
+def _export_pdf(window: str, out: str) -> list[dict[str, Any]]:
+    """File > Export As > Export Directly as PDF: nine items up from the File menu's first (wrapping round
+    to the bottom), its submenu to the right, the second item there, then the file chooser."""
+    return [*menu(window, ["alt", "f"], "Export As", role="menu"), *(op("press", key="up") for _ in range(9)),
+            op("press", key="right"),
+            op("wait_enabled", window=window, control="Export Directly as PDF", role="menu-item", timeout=30),
+            op("press", key="down"), op("press", key="enter"), *file_dialog("Export", "Export", out),
+            op("wait_gone", title="Export", timeout=60)]
+
+
+def _pdf_eval(out: str, stem: str, expected_docx: bytes) -> dict[str, Any]:
+    """``compare_pdfs`` with the expected document exported by a headless LibreOffice of its own, and a
+    one-page check; the postconfig first waits for the agent's export to be written."""
+    keep, kept = write_expected(f"{stem}.docx", expected_docx)
+    folder = kept.rsplit("/", 1)[0]
+    return {"func": ["compare_pdfs", "check_pdf_pages"], "conj": "and",
+            "result": [vm_file(out), vm_file(out, "pages.pdf")],
+            "expected": [vm_file(f"{folder}/{stem}.pdf", "expected.pdf"),
+                         {"type": "rule", "rules": {"relation": "eq", "ref_value": 1}}],
+            "options": [{}, {}], "postconfig": [unlocked(out), keep, convert_expected(kept, "pdf", folder)]}
+
+
 def doc_export_pdf(rng: random.Random) -> dict[str, Any]:
     stem = _stem(rng)
     src, out = f"{DOCS}/{stem}.docx", f"{DOCS}/{stem}.pdf"
     lines = [f"{rng.choice(['Report', 'Letter', 'Notice', 'Memo'])} for {rng.choice(PEOPLE)}",
              *_sentences(rng, rng.randint(2, 5))]
     data = docx_bytes(lines)
-    keep, kept = write_expected(f"{stem}.docx", data)
-    folder = kept.rsplit("/", 1)[0]
     window = f"{stem}.docx - {WRITER}"
     return {
         "instruction": f"The document ~/Documents/{stem}.docx is open in LibreOffice Writer. Export it as a PDF "
                        f"file to ~/Documents/{stem}.pdf",
         "related_apps": ["libreoffice_writer"], "config": _opened(src, window, data),
-        "evaluator": {"func": ["compare_pdfs", "check_pdf_pages"], "conj": "and",
-                      "result": [vm_file(out), vm_file(out, "pages.pdf")],
-                      "expected": [vm_file(f"{folder}/{stem}.pdf", "expected.pdf"),
-                                   {"type": "rule", "rules": {"relation": "eq", "ref_value": 1}}],
-                      "options": [{}, {}],
-                      # the expected PDF: the same document exported by a LibreOffice of its own
-                      "postconfig": [unlocked(out), keep, convert_expected(kept, "pdf", folder)]},
-        # File > Export As > Export Directly as PDF: nine items up from the File menu's first (wrapping
-        # round to the bottom), its submenu to the right, the second item there.
-        "oracle": [_ready(window), *menu(window, ["alt", "f"], "Export As", role="menu"),
-                   *(op("press", key="up") for _ in range(9)), op("press", key="right"),
-                   op("wait_enabled", window=window, control="Export Directly as PDF", role="menu-item", timeout=30),
-                   op("press", key="down"), op("press", key="enter"), *file_dialog("Export", "Export", out),
-                   op("wait_gone", title="Export", timeout=60), DONE],
+        "evaluator": _pdf_eval(out, stem, data),
+        "oracle": [_ready(window), *_export_pdf(window, out), DONE],
+    }
+
+
+def doc_sign_export_pdf(rng: random.Random) -> dict[str, Any]:
+    stem = _stem(rng)
+    src, out = f"{DOCS}/{stem}.docx", f"{DOCS}/{stem}-signed.pdf"
+    lines = [f"{rng.choice(['Offer', 'Contract', 'Agreement', 'Receipt'])} for {rng.choice(PEOPLE)}",
+             *_sentences(rng, rng.randint(1, 3))]
+    closing = f"Signed by {rng.choice(PEOPLE)} in {rng.choice(CITIES)} on day {rng.randint(1, 28)}."
+    window = f"{stem}.docx - {WRITER}"
+    return {
+        "instruction": f"The document ~/Documents/{stem}.docx is open in LibreOffice Writer. Add a last paragraph "
+                       f"reading '{closing}' and export the document as a PDF file to "
+                       f"~/Documents/{stem}-signed.pdf",
+        "related_apps": ["libreoffice_writer"], "config": _opened(src, window, docx_bytes(lines)),
+        "evaluator": _pdf_eval(out, f"{stem}-signed", docx_bytes([*lines, closing])),
+        "oracle": [_ready(window), op("hotkey", keys=["ctrl", "End"]), op("type", text=f"\n{closing}"),
+                   *_export_pdf(window, out), DONE],
     }
