@@ -1,7 +1,7 @@
 """The ``apps-spreadsheet`` suite: LibreOffice Calc tasks on the ``apps`` tier: formulas, formatting,
-sorting, CSV import and export, evaluated by ``compare_table`` and ``compare_csv`` in OSWorld's format.
+sorting, CSV export, evaluated by ``compare_table`` and ``compare_csv`` in OSWorld's format.
 
-Inputs are workbooks and CSV files that setup writes into ``~/Documents`` and opens in Calc; every
+Inputs are workbooks that setup writes into ``~/Documents`` and opens in Calc (or a new sheet); every
 template draws its file names, labels and numbers from a seeded RNG. Oracles move the cell cursor with
 keys (Ctrl+Home, arrows, Shift+arrows), never the Name Box: a key typed while the focus moves to the
 Name Box lands in the sheet. Results are saved under a new name, so the window's title shows when the
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from osgym.tasks.generators import Template
 from osgym.tasks.suites.apps_spreadsheet.calc import (
-    sheet_csv_stats,
+    sheet_column_stats,
     sheet_format_cells,
     sheet_row_totals,
     sheet_save_csv,
@@ -33,6 +33,6 @@ TEMPLATES: list[Template] = [
              sheet_format_cells, difficulty=2),
     Template("sheet-sort-rows", "libreoffice_calc", "sort a table's rows by one column from the Data menu",
              sheet_sort_rows, difficulty=2),
-    Template("sheet-csv-stats", "libreoffice_calc", "a .csv file: AVERAGE/MAX/MIN rows, saved as .xlsx",
-             sheet_csv_stats, difficulty=2),
+    Template("sheet-column-stats", "libreoffice_calc", "AVERAGE/MAX/MIN rows under a column, saved as .xlsx",
+             sheet_column_stats, difficulty=2),
 ]
