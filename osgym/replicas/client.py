@@ -111,6 +111,12 @@ class ExecResult:
     returncode: int
 
 
+A11Y_OBSERVE_S = 30.0
+"""How long an observation waits for the accessibility tree. LibreOffice answers AT-SPI from its main
+thread: a walk of a Calc window (every visible cell) took 6-8 s at load 10, and the first walk after
+a document opened 24 s at load 23, past the replica's 10 s default."""
+
+
 class ControlClient:
     """HTTP client for one replica's control API. Maps transport errors onto osgym errors."""
 
@@ -286,7 +292,7 @@ class Replica:
         recent as what a policy acts on: a window in the list, or a button the tree shows sensitive,
         is never one that appeared only after the picture was taken.
         """
-        tree = self.accessibility() if a11y else None
+        tree = self.accessibility(timeout=A11Y_OBSERVE_S) if a11y else None
         windows = tuple(self.windows())
         shot = self.screenshot(format, quality, max_side)
         screen = self.screen if self.screen != (0, 0) else (shot.width, shot.height)

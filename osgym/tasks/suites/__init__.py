@@ -20,10 +20,12 @@ from types import ModuleType
 from osgym.errors import ConfigError, TaskLoadError
 from osgym.tasks.generators import Template, content_key
 from osgym.tasks.spec import TaskSpec
-from osgym.tasks.suites import apps_smoke, desktop_basics
+from osgym.tasks.suites import apps_documents, apps_presentations, apps_smoke, apps_spreadsheet, desktop_basics
 from osgym.tasks.variation import DEFAULT as DEFAULT_VARIATION
 
-SUITES: dict[str, ModuleType] = {desktop_basics.NAME: desktop_basics, apps_smoke.NAME: apps_smoke}
+SUITES: dict[str, ModuleType] = {desktop_basics.NAME: desktop_basics, apps_smoke.NAME: apps_smoke,
+                                 apps_spreadsheet.NAME: apps_spreadsheet, apps_documents.NAME: apps_documents,
+                                 apps_presentations.NAME: apps_presentations}
 for _suite in SUITES.values():
     if getattr(_suite, "TIER", None) == "apps":
         # Window geometry, theme, zoom and a distractor, seeded per variant (osgym.tasks.variation); a

@@ -1,0 +1,24 @@
+"""The ``apps-presentations`` suite: LibreOffice Impress tasks on the ``apps`` tier, evaluated by
+``compare_pptx_files`` against a deck python-pptx builds from the variant's texts.
+
+Oracles work Impress by keys: Tab selects a slide's next placeholder, Enter edits it, Escape leaves it,
+Ctrl+M adds a slide; they wait for the selection and the caret (from the accessibility tree) before
+typing, since Impress drops the keys typed while it sets up a text edit.
+"""
+
+from __future__ import annotations
+
+from osgym.tasks.generators import Template
+from osgym.tasks.suites.apps_presentations.impress import slides_append_slide, slides_title_bullets
+
+NAME = "apps-presentations"
+TIER = "apps"
+"""A recipe of this suite must ask for ``tier: apps``."""
+DESCRIPTION = "LibreOffice Impress: slides from layouts, saved as .pptx (needs tier: apps)."
+
+TEMPLATES: list[Template] = [
+    Template("slides-title-bullets", "libreoffice_impress", "a title slide and a bullet slide, saved as .pptx",
+             slides_title_bullets, difficulty=1),
+    Template("slides-append-slide", "libreoffice_impress", "add a bullet slide to a .pptx and save it anew",
+             slides_append_slide, difficulty=2),
+]

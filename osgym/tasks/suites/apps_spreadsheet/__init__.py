@@ -1,0 +1,38 @@
+"""The ``apps-spreadsheet`` suite: LibreOffice Calc tasks on the ``apps`` tier: formulas, formatting,
+sorting, CSV export, evaluated by ``compare_table`` and ``compare_csv`` in OSWorld's format.
+
+Inputs are workbooks that setup writes into ``~/Documents`` and opens in Calc (or a new sheet); every
+template draws its file names, labels and numbers from a seeded RNG. Oracles move the cell cursor with
+keys (Ctrl+Home, arrows, Shift+arrows), never the Name Box: a key typed while the focus moves to the
+Name Box lands in the sheet. Results are saved under a new name, so the window's title shows when the
+save is done.
+"""
+
+from __future__ import annotations
+
+from osgym.tasks.generators import Template
+from osgym.tasks.suites.apps_spreadsheet.calc import (
+    sheet_column_stats,
+    sheet_format_cells,
+    sheet_row_totals,
+    sheet_save_csv,
+    sheet_sort_rows,
+)
+
+NAME = "apps-spreadsheet"
+TIER = "apps"
+"""A recipe of this suite must ask for ``tier: apps``."""
+DESCRIPTION = "LibreOffice Calc: formulas, formatting, sorting, CSV import and export (needs tier: apps)."
+
+TEMPLATES: list[Template] = [
+    Template("sheet-row-totals", "libreoffice_calc", "a Total column of formulas and their sum, saved as .xlsx",
+             sheet_row_totals, difficulty=1),
+    Template("sheet-save-csv", "libreoffice_calc", "type a table into a new sheet and save it as .csv",
+             sheet_save_csv, difficulty=1),
+    Template("sheet-format-cells", "libreoffice_calc", "bold header row and a number format on a column",
+             sheet_format_cells, difficulty=2),
+    Template("sheet-sort-rows", "libreoffice_calc", "sort a table's rows by one column from the Data menu",
+             sheet_sort_rows, difficulty=2),
+    Template("sheet-column-stats", "libreoffice_calc", "AVERAGE/MAX/MIN rows under a column, saved as .xlsx",
+             sheet_column_stats, difficulty=2),
+]
