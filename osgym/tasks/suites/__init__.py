@@ -18,9 +18,19 @@ from types import ModuleType
 from osgym.errors import ConfigError, TaskLoadError
 from osgym.tasks.generators import Template, content_key
 from osgym.tasks.spec import TaskSpec
-from osgym.tasks.suites import apps_smoke, desktop_basics
+from osgym.tasks.suites import (
+    apps_browser,
+    apps_code,
+    apps_images,
+    apps_mail,
+    apps_media,
+    apps_multi,
+    apps_smoke,
+    desktop_basics,
+)
 
-SUITES: dict[str, ModuleType] = {desktop_basics.NAME: desktop_basics, apps_smoke.NAME: apps_smoke}
+SUITES: dict[str, ModuleType] = {m.NAME: m for m in (desktop_basics, apps_smoke, apps_browser, apps_images, apps_media,
+                                                     apps_mail, apps_code, apps_multi)}
 MAX_ATTEMPTS_PER_TASK = 50
 
 

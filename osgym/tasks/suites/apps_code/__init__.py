@@ -1,0 +1,67 @@
+"""The ``apps-code`` suite: VS Code (the apps tier's code-server in a Chromium app window), its user
+settings checked in ``~/.config/Code/User/settings.json`` with OSWorld's ``check_json_settings``.
+Run it on ``tier: apps``."""
+
+from __future__ import annotations
+
+import json
+import random
+from typing import Any
+
+from osgym.tasks.generators import HOME, Template, op, rule, vm_file, wait
+from osgym.tasks.suites.app_files import window_within, write_files
+from osgym.tasks.suites.apps_smoke.common import DONE, NAMES, open_app
+
+NAME = "apps-code"
+TIER = "apps"
+DESCRIPTION = "VS Code: user settings (needs tier: apps)."
+SETTINGS = f"{HOME}/.config/Code/User/settings.json"
+VSCODE_START_S = 180
+"""VS Code is code-server (node) plus a Chromium window: its window took over 60 s (a setup wait's limit)
+to come at load ~35."""
+OPEN_SETTINGS = "Preferences: Open User Settings (JSON)"
+CHOICES: dict[str, tuple[str, list[str]]] = {
+    "editor.cursorStyle": ("the cursor style", ["line", "block", "underline", "line-thin", "block-outline",
+                                                "underline-thin"]),
+    "editor.wordWrap": ("word wrap", ["on", "off", "bounded", "wordWrapColumn"]),
+    "editor.lineNumbers": ("line numbers", ["on", "off", "relative", "interval"]),
+    "editor.renderWhitespace": ("the rendering of whitespace", ["none", "boundary", "selection", "trailing", "all"]),
+}
+
+
+def code_settings(rng: random.Random) -> dict[str, Any]:
+    size, tab = rng.randint(8, 40), rng.randint(1, 8)
+    key = rng.choice(sorted(CHOICES))
+    what, values = CHOICES[key]
+    value = rng.choice(values)
+    wanted = {"editor.fontSize": size, "editor.tabSize": tab, key: value}
+    name = f"{rng.choice(NAMES)}.py"
+    path = f"{HOME}/Documents/{name}"
+    title = f"{name} - Visual Studio Code"
+    return {
+        "instruction": f"In VS Code, change the user settings: editor font size {size}, tab size {tab}, and "
+                       f"{what} ({key}) set to {value}.",
+        "related_apps": ["vscode"],
+        "config": [write_files({path: "def main():\n    return 0\n"}), *open_app(["code", path], title)[:2],
+                   window_within(title, VSCODE_START_S), wait(title)],
+        "evaluator": {"func": "check_json_settings", "result": vm_file(SETTINGS), "expected": rule(expected=wanted)},
+        # As the vscode-font sample task (osgym/tasks/sample_apps.py): F1, the command, the settings JSON typed
+        # whole; what VS Code's auto-closing added after the caret is deleted; saved and closed.
+        "oracle": [op("wait_focused", window=title, role="entry", timeout=60), op("press", key="F1"),
+                   op("wait_focused", window="Visual Studio Code", role="list-item", timeout=30),
+                   op("type", text=OPEN_SETTINGS),
+                   op("wait_enabled", window="Visual Studio Code", control=OPEN_SETTINGS, role="list-item"),
+                   op("press", key="enter"),
+                   op("wait_window", title="settings.json - Visual Studio Code", timeout=30),
+                   op("wait_focused", window="settings.json - Visual Studio Code", role="entry", timeout=30),
+                   op("hotkey", keys=["ctrl", "a"]), op("type", text=json.dumps(wanted)),
+                   op("press", key="escape"), op("hotkey", keys=["ctrl", "shift", "End"]), op("press", key="delete"),
+                   op("hotkey", keys=["ctrl", "s"]), op("hotkey", keys=["ctrl", "w"]),
+                   op("wait_window", title=title, timeout=30), DONE],
+    }
+
+
+TEMPLATES: list[Template] = [
+    Template("code-settings", "vs_code", "set three editor settings in VS Code's user settings", code_settings,
+             difficulty=2),
+]
