@@ -7,7 +7,12 @@ import base64
 from collections.abc import Mapping
 from typing import Any
 
-from osgym.tasks.generators import cmd, execute, q
+from osgym.tasks.generators import cmd, execute, launch, q, wait
+from osgym.tasks.suites.apps_smoke.common import SESSION_UP
+
+APP_START_S = 180
+"""How long setup waits for an app's window: GIMP and VS Code took over 60 s (a ``wait_window`` step's
+limit) at load ~40 on this 2-core machine; the bound only matters when something is broken."""
 
 
 def write_files(files: Mapping[str, str | bytes]) -> dict[str, Any]:
@@ -42,3 +47,9 @@ def window_within(title: str, seconds: int) -> dict[str, Any]:
                    "exit 1")
     step["parameters"]["timeout"] = seconds + 30
     return step
+
+
+def open_app(command: list[str], title: str, seconds: int = APP_START_S) -> list[dict[str, Any]]:
+    """Setup steps: wait for the window manager, start ``command``, wait (at most ``seconds``) until its
+    window (title containing ``title``) is mapped, then until it is focused."""
+    return [execute(SESSION_UP), launch(command), window_within(title, seconds), wait(title, timeout=60)]

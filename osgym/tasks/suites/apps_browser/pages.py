@@ -13,9 +13,9 @@ from html import escape
 from typing import Any
 
 from osgym.tasks.generators import HOME, cmd, op, q, rule
-from osgym.tasks.suites.app_files import poll_then, write_files
+from osgym.tasks.suites.app_files import open_app, poll_then, write_files
 from osgym.tasks.suites.apps_smoke.browser import PAGE_URLS
-from osgym.tasks.suites.apps_smoke.common import ANIMALS, DONE, NAMES, WORDS, open_app
+from osgym.tasks.suites.apps_smoke.common import ANIMALS, DONE, NAMES, WORDS
 
 SITE_DIR = f"{HOME}/Sites"
 CHROMIUM = ["chromium"]

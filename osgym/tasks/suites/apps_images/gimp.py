@@ -15,8 +15,8 @@ from typing import Any
 from PIL import Image, ImageDraw
 
 from osgym.tasks.generators import HOME, op, vm_file
-from osgym.tasks.suites.app_files import write_files
-from osgym.tasks.suites.apps_smoke.common import ANIMALS, DONE, WORDS, open_app, write_expected
+from osgym.tasks.suites.app_files import open_app, write_files
+from osgym.tasks.suites.apps_smoke.common import ANIMALS, DONE, WORDS, write_expected
 
 ASPECTS = [(4, 3), (3, 2), (16, 9), (5, 4), (2, 1), (3, 4), (2, 3)]
 """Width:height ratios of the pictures; the portrait ones make rotation change the title's size."""

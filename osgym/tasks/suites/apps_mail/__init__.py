@@ -7,8 +7,8 @@ import random
 from typing import Any
 
 from osgym.tasks.generators import HOME, Template, cmd, op, q, rule
-from osgym.tasks.suites.app_files import write_files
-from osgym.tasks.suites.apps_smoke.common import ANIMALS, DONE, NAMES, WORDS, open_app
+from osgym.tasks.suites.app_files import open_app, write_files
+from osgym.tasks.suites.apps_smoke.common import ANIMALS, DONE, NAMES, WORDS
 
 NAME = "apps-mail"
 TIER = "apps"

@@ -7,7 +7,8 @@ import random
 from typing import Any
 
 from osgym.tasks.generators import HOME, Template, cmd, execute, op, q, rule
-from osgym.tasks.suites.apps_smoke.common import ANIMALS, DONE, WORDS, open_app
+from osgym.tasks.suites.app_files import open_app
+from osgym.tasks.suites.apps_smoke.common import ANIMALS, DONE, WORDS
 
 NAME = "apps-media"
 TIER = "apps"
@@ -23,6 +24,8 @@ TONES = ("import math, struct, sys, wave\n"
 
 
 def media_save_playlist(rng: random.Random) -> dict[str, Any]:
+    # Replicas have no sound device: VLC's default output fails on every track and opens its Errors
+    # dialog over the player, so it plays to the dummy output (``--aout adummy``).
     names = [f"{a}-{w}.wav" for a, w in zip(rng.sample(ANIMALS, 5), rng.sample(WORDS, 5), strict=True)]
     k = rng.randint(2, 4)
     queued, others = names[:k], names[k:]
@@ -34,13 +37,13 @@ def media_save_playlist(rng: random.Random) -> dict[str, Any]:
         "instruction": f"VLC is playing a list of {k} recordings. Save that playlist as ~/Music/{out_name}",
         "related_apps": ["vlc"],
         "config": [execute(f"mkdir -p {q(folder)} && python3 -c {q(TONES)} {' '.join(q(p) for p in paths)}"),
-                   *open_app(["vlc", *[f"{folder}/{n}" for n in queued]], VLC)],
+                   *open_app(["vlc", "--aout", "adummy", *[f"{folder}/{n}" for n in queued]], VLC)],
         "evaluator": {"func": "check_include_exclude", "result": cmd(f"cat {q(out)}"),
                       "expected": rule(include=[f"file://{folder}/{n}" for n in queued],
                                        exclude=[f"/{n}" for n in others])},
         # Media > Save Playlist to File... is Ctrl+Y; Qt's file dialog takes the whole path in its name field.
         "oracle": [op("wait_focused", window=VLC, timeout=30), op("hotkey", keys=["ctrl", "y"]),
-                   op("wait_focused", window="Save playlist", timeout=30), op("type", text=out),
+                   op("wait_focused", window="Save playlist", role="text", timeout=30), op("type", text=out),
                    op("wait_enabled", window="Save playlist", control="Save"), op("press", key="enter"),
                    op("wait_gone", title="Save playlist", timeout=30), DONE],
     }

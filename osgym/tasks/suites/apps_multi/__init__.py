@@ -6,8 +6,8 @@ import random
 from typing import Any
 
 from osgym.tasks.generators import HOME, Template, op, vm_file
-from osgym.tasks.suites.app_files import write_files
-from osgym.tasks.suites.apps_smoke.common import ANIMALS, DONE, NAMES, WORDS, open_app, save_as
+from osgym.tasks.suites.app_files import open_app, write_files
+from osgym.tasks.suites.apps_smoke.common import ANIMALS, DONE, NAMES, WORDS, save_as
 
 NAME = "apps-multi"
 TIER = "apps"
