@@ -27,17 +27,16 @@ CHOICES: dict[str, tuple[str, list[str]]] = {
 
 
 def code_settings(rng: random.Random) -> dict[str, Any]:
-    size, tab = rng.randint(8, 40), rng.randint(1, 8)
-    key = rng.choice(sorted(CHOICES))
-    what, values = CHOICES[key]
-    value = rng.choice(values)
-    wanted = {"editor.fontSize": size, "editor.tabSize": tab, key: value}
+    size, tab = rng.randint(8, 48), rng.randint(1, 8)
+    keys = rng.sample(sorted(CHOICES), 2)
+    picked = {k: rng.choice(CHOICES[k][1]) for k in keys}
+    wanted: dict[str, object] = {"editor.fontSize": size, "editor.tabSize": tab, **picked}
+    others = " and ".join(f"{CHOICES[k][0]} ({k}) set to {v}" for k, v in picked.items())
     name = f"{rng.choice(NAMES)}.py"
     path = f"{HOME}/Documents/{name}"
     title = f"{name} - Visual Studio Code"
     return {
-        "instruction": f"In VS Code, change the user settings: editor font size {size}, tab size {tab}, and "
-                       f"{what} ({key}) set to {value}.",
+        "instruction": f"In VS Code, change the user settings: editor font size {size}, tab size {tab}, {others}.",
         "related_apps": ["vscode"],
         "config": [write_files({path: "def main():\n    return 0\n"}), *open_app(["code", path], title)],
         "evaluator": {"func": "check_json_settings", "result": vm_file(SETTINGS), "expected": rule(expected=wanted)},
@@ -58,6 +57,6 @@ def code_settings(rng: random.Random) -> dict[str, Any]:
 
 
 TEMPLATES: list[Template] = [
-    Template("code-settings", "vs_code", "set three editor settings in VS Code's user settings", code_settings,
+    Template("code-settings", "vs_code", "set four editor settings in VS Code's user settings", code_settings,
              difficulty=2),
 ]

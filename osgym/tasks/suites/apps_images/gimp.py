@@ -86,9 +86,9 @@ def _target(rng: random.Random, stem: str) -> tuple[str, str, str]:
 
 
 def img_scale(rng: random.Random) -> dict[str, Any]:
-    (aw, ah), u, stem, src = _source(rng, (60, 120))
+    (aw, ah), u, stem, src = _source(rng, (32, 80))
     img = picture(rng, aw * u, ah * u)
-    v = rng.randint(max(4, u // 4), u * 3 // 4)  # smaller, keeping the ratio exactly
+    v = rng.randint(max(20, u // 2), u * 3 // 4)  # smaller, keeping the ratio exactly, and not tiny
     width, height = aw * v, ah * v
     out, name, kind = _target(rng, stem)
     return {
