@@ -34,6 +34,10 @@ from osgym.replicas.observation import Observation, Window
 from osgym.replicas.transport import DEFAULT_CAPS, ResponseCaps, Transport, read_capped
 from osgym.retrying import retrying
 
+OBSERVE_A11Y_S = 30.0
+"""How long an observation waits for the accessibility tree: GIMP's (every menu of it is in the tree)
+took over 10 s to read at load 25-45 on 2 cores, which ended oracle episodes of the apps suites."""
+
 
 @dataclass(frozen=True)
 class Timeouts:
@@ -286,7 +290,7 @@ class Replica:
         recent as what a policy acts on: a window in the list, or a button the tree shows sensitive,
         is never one that appeared only after the picture was taken.
         """
-        tree = self.accessibility() if a11y else None
+        tree = self.accessibility(timeout=OBSERVE_A11Y_S) if a11y else None
         windows = tuple(self.windows())
         shot = self.screenshot(format, quality, max_side)
         screen = self.screen if self.screen != (0, 0) else (shot.width, shot.height)
