@@ -8,9 +8,9 @@ import json
 import random
 from typing import Any
 
-from osgym.tasks.generators import HOME, Template, op, rule, vm_file
-from osgym.tasks.suites.app_files import open_app, write_files
-from osgym.tasks.suites.apps_smoke.common import DONE, NAMES
+from osgym.tasks.generators import HOME, Template, execute, launch_until_window, op, rule, vm_file
+from osgym.tasks.suites.app_files import write_files
+from osgym.tasks.suites.apps_smoke.common import DONE, NAMES, SESSION_UP
 
 NAME = "apps-code"
 TIER = "apps"
@@ -26,6 +26,16 @@ CHOICES: dict[str, tuple[str, list[str]]] = {
 }
 
 
+def open_code(path: str, title: str) -> list[dict[str, Any]]:
+    """Setup steps opening ``path`` in VS Code, starting ``code`` again if no window came within a minute:
+    at load ~30 the tier's ``code`` gave up on code-server (it waits 15 s for it to listen), and a setup
+    that launched it once waited 210 s for a window that never came."""
+    first, focused = launch_until_window(["code", path], title, tries=3, per_try_s=60)
+    first["parameters"]["timeout"] = 3 * 60 + 30
+    focused["parameters"]["timeout"] = 60
+    return [execute(SESSION_UP), first, focused]
+
+
 def code_settings(rng: random.Random) -> dict[str, Any]:
     size, tab = rng.randint(8, 48), rng.randint(1, 8)
     keys = rng.sample(sorted(CHOICES), 2)
@@ -38,7 +48,7 @@ def code_settings(rng: random.Random) -> dict[str, Any]:
     return {
         "instruction": f"In VS Code, change the user settings: editor font size {size}, tab size {tab}, {others}.",
         "related_apps": ["vscode"],
-        "config": [write_files({path: "def main():\n    return 0\n"}), *open_app(["code", path], title)],
+        "config": [write_files({path: "def main():\n    return 0\n"}), *open_code(path, title)],
         "evaluator": {"func": "check_json_settings", "result": vm_file(SETTINGS), "expected": rule(expected=wanted)},
         # As the vscode-font sample task (osgym/tasks/sample_apps.py): F1, the command, the settings JSON typed
         # whole; what VS Code's auto-closing added after the caret is deleted; saved and closed.
