@@ -43,12 +43,16 @@ def multi_table_to_sheet(rng: random.Random) -> dict[str, Any]:
         "config": [write_files({page: html}), *open_app(["chromium", f"file://{page}"], title),
                    *open_app(["libreoffice", "--calc"], CALC)],
         "evaluator": {"func": "compare_table", "result": vm_file(out), "options": {"rules": rules}},
-        # Alt+Tab goes back to the window used before (the browser, opened first), and again to Calc.
+        # Alt+Tab goes back to the window used before (the browser, opened first), and again to Calc. Calc
+        # pastes a web page's table as HTML, after its Import Options dialog (language, number detection).
         "oracle": [op("wait_focused", window=CALC, role="table-cell", timeout=60), op("hotkey", keys=["alt", "tab"]),
                    op("wait_focused", window=title, timeout=30), op("hotkey", keys=["ctrl", "a"]),
                    op("hotkey", keys=["ctrl", "c"]), op("hotkey", keys=["alt", "tab"]),
                    op("wait_focused", window=CALC, role="table-cell", timeout=30), op("hotkey", keys=["ctrl", "Home"]),
-                   op("hotkey", keys=["ctrl", "v"]), *save_as(out, CALC), DONE],
+                   op("hotkey", keys=["ctrl", "v"]),
+                   op("wait_enabled", window="Import Options", control="OK", timeout=30), op("press", key="enter"),
+                   op("wait_gone", title="Import Options", timeout=30),
+                   op("wait_focused", window=CALC, role="table-cell", timeout=30), *save_as(out, CALC), DONE],
     }
 
 
