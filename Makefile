@@ -6,7 +6,7 @@ export PREFECT_UI_ENABLED ?= false
 export DO_NOT_TRACK ?= 1
 STAMP := .make/deps.stamp
 
-.PHONY: run osworld-sample osworld-apps-sample test test-apps lint bench images images-apps docker ocr deps reap clean
+.PHONY: run osworld-sample osworld-apps-sample test test-apps suite-check lint bench images images-apps docker ocr novnc deps reap clean
 
 run: deps docker images  ## collect datasets/smoke.yaml with the Prefect flow on the embedded defaults, print the report
 	$(PYTHON) -m flows.collect datasets/smoke.yaml
@@ -19,11 +19,15 @@ osworld-apps-sample: deps docker images-apps  ## write the apps-tier OSWorld-for
 	$(PYTHON) -m osgym tasks sample data/osworld-apps-sample-tasks --tier apps --cache data/asset-cache
 	OSGYM_ASSET_CACHE=data/asset-cache $(PYTHON) -m flows.collect datasets/osworld-apps-sample.yaml
 
-test: deps docker images images-apps ocr lint  ## ruff and mypy, then the whole pytest suite against real containers, both tiers
+test: deps docker images images-apps ocr novnc lint  ## ruff and mypy, then the whole pytest suite against real containers, both tiers
 	$(PYTHON) -m pytest
 
 test-apps: deps docker images-apps  ## only the apps tier's tests (each app opens clean, its routes, apps-smoke)
 	$(PYTHON) -m pytest tests/apps tests/osworld_client
+
+suite-check: deps docker images-apps  ## every apps-tier template on 3 seeds, quiet and under stress-ng --cpu 4: oracle 1.0, noop 0.0; writes docs/suite-check.md (run on a quiet machine)
+	bash scripts/ensure-stress-ng.sh
+	$(PYTHON) scripts/suite_check.py --out docs/suite-check.md --seeds 3 --passes quiet,stress
 
 lint: deps  ## ruff, then mypy --strict over the package (pyproject.toml [tool.mypy])
 	$(PYTHON) -m ruff check osgym flows tasks tests bench
@@ -50,6 +54,9 @@ images-apps: deps docker  ## build osgym/apps (XFCE, the applications, VS Code; 
 
 docker:  ## make sure a Docker daemon answers (installs docker.io on Debian as root)
 	bash scripts/ensure-docker.sh
+
+novnc:  ## websockify and noVNC for the live view of osgym serve (installs Debian's websockify and novnc as root)
+	bash scripts/ensure-novnc.sh
 
 ocr:  ## Tesseract OCR with English data for compare_image_text (installs Debian's tesseract-ocr as root)
 	bash scripts/ensure-tesseract.sh

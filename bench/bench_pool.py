@@ -189,46 +189,53 @@ def active(image: str, args: argparse.Namespace) -> None:
         _active_level(image, args, level)
 
 
-def _active_level(image: str, args: argparse.Namespace, level: int) -> None:
+def step_at_pace(replicas: list[Any], period: float, duration: float,
+                 fmt: str = "png") -> tuple[list[float], list[str]]:
+    """Each replica stepped (a small pointer move, then a screenshot) every ``period`` s for ``duration`` s,
+    staggered across the period, as agents at a model's pace would; returns the step latencies and errors."""
     from osgym.replicas.actions import MoveTo
 
     lat: list[float] = []
     errors: list[str] = []
     lock = threading.Lock()
+    stop = time.monotonic() + duration
+
+    def stepper(i: int, r: Any) -> None:
+        nxt = time.monotonic() + period * i / len(replicas)
+        k = 0
+        while True:
+            time.sleep(max(0.0, nxt - time.monotonic()))
+            if time.monotonic() > stop:
+                return
+            t0 = time.perf_counter()
+            try:
+                r.act([MoveTo(x=100 + k % 50, y=100)])
+                r.screenshot(format=fmt)
+                with lock:
+                    lat.append(time.perf_counter() - t0)
+            except Exception as exc:  # counted and reported: the bench must finish to show them
+                with lock:
+                    errors.append(repr(exc))
+            k += 1
+            nxt += period
+
+    threads = [threading.Thread(target=stepper, args=(i, r)) for i, r in enumerate(replicas)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return lat, errors
+
+
+def _active_level(image: str, args: argparse.Namespace, level: int) -> None:
     with bench_pool(image, level, standby=0, screen=args.screen, health_interval=0,
                     limits=ReplicaLimits(mem_mib=args.mem_limit)) as pool:
         pool.start()
         replicas = [pool.acquire() for _ in range(level)]
-        stop = time.monotonic() + args.duration
-
-        def stepper(i: int, r: Any) -> None:
-            nxt = time.monotonic() + args.period * i / level  # staggered
-            k = 0
-            while True:
-                time.sleep(max(0.0, nxt - time.monotonic()))
-                if time.monotonic() > stop:
-                    return
-                t0 = time.perf_counter()
-                try:
-                    r.act([MoveTo(x=100 + k % 50, y=100)])
-                    r.screenshot(format=args.format)
-                    dt = time.perf_counter() - t0
-                    with lock:
-                        lat.append(dt)
-                except Exception as exc:
-                    with lock:
-                        errors.append(repr(exc))
-                k += 1
-                nxt += args.period
-
         cpu0 = _cpu_seconds()
         ids = [r.container.id for r in replicas]
         rcpu0 = _container_cpu_seconds(ids)
-        threads = [threading.Thread(target=stepper, args=(i, r)) for i, r in enumerate(replicas)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
+        lat, errors = step_at_pace(replicas, args.period, args.duration, args.format)
         busy = (_cpu_seconds() - cpu0) / args.duration
         per_replica = (_container_cpu_seconds(ids) - rcpu0) / args.duration / level
         for r in replicas:

@@ -59,6 +59,8 @@ class LoadStats:
     steps: int = 0
     errors: list[str] = field(default_factory=list)
     reset_s: list[float] = field(default_factory=list)
+    resets: list[tuple[float, float]] = field(default_factory=list)
+    """Each answered reset's (sent, answered) times, monotonic seconds: who waited behind whom."""
     step_s: list[float] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -67,8 +69,21 @@ class LoadStats:
                 "errors": len(self.errors), "first_errors": self.errors[:5],
                 "reset_p50_s": round(percentile(self.reset_s, 50), 3),
                 "reset_p95_s": round(percentile(self.reset_s, 95), 3),
+                "reset_max_s": round(max(self.reset_s, default=float("nan")), 3),
+                "overtaken": overtaken(self.resets),
                 "step_p50_ms": round(1000 * percentile(self.step_s, 50), 1),
                 "step_p95_ms": round(1000 * percentile(self.step_s, 95), 1)}
+
+
+def overtaken(resets: list[tuple[float, float]], slack_s: float = 5.0) -> int:
+    """Resets answered more than ``slack_s`` after one sent more than ``slack_s`` later: a fair lease queue
+    serves waiters in arrival order, and the slack covers what differs between two resets after the lease
+    (a task's setup, the first screen's settle)."""
+    late = 0
+    for sent, answered in resets:
+        if any(s2 > sent + slack_s and a2 + slack_s < answered for s2, a2 in resets):
+            late += 1
+    return late
 
 
 def run_clients(url: str, clients: int, duration_s: float, steps: int, screen: tuple[int, int],
@@ -92,6 +107,7 @@ def run_clients(url: str, clients: int, duration_s: float, steps: int, screen: t
                 with stats.lock:
                     stats.opened += 1
                     stats.reset_s.append(time.monotonic() - t0)
+                    stats.resets.append((t0, time.monotonic()))
                 for _ in range(steps):
                     t0 = time.monotonic()
                     s = http.post("/step", json={"vm_id": vm, "action": f"move({rng.randrange(screen[0])},"
@@ -140,13 +156,19 @@ def run_load(image: str, client: docker.DockerClient, store: Path, *, clients: i
         wall_s = time.monotonic() - t1  # past duration_s by the episodes in flight at the deadline
         ended_by_server = s.manager.episodes_ended
         sink_errors = list(s.manager.sink_errors)
+        lease_waits = list(s.pool.stats.acquire_s)
     episodes = open_dataset(store, "load").episodes.to_table().to_pylist()
     left = client.containers.list(all=True, filters={"label": f"{POOL_LABEL}={pool_name}"})
     out = stats.summary()
     out.update({"episodes_in_dataset": len(episodes), "episodes_ended": ended_by_server,
                 "distinct_episode_ids": len({e["episode_id"] for e in episodes}), "sink_errors": sink_errors,
+                "lease_wait_p50_s": round(percentile(lease_waits, 50), 3),
+                "lease_wait_p95_s": round(percentile(lease_waits, 95), 3),
+                "lease_wait_max_s": round(max(lease_waits, default=float("nan")), 3),
                 "containers_left": len(left), "clients": clients, "replicas": replicas, "duration_s": duration_s,
-                "wall_s": round(wall_s, 1), "episodes_per_min": round(60 * stats.opened / wall_s, 1)})
+                "wall_s": round(wall_s, 1), "episodes_per_min": round(60 * stats.opened / wall_s, 1),
+                # each answered reset, (sent, answered) in seconds since the clients started
+                "reset_times": sorted((round(a - t1, 2), round(b - t1, 2)) for a, b in stats.resets)})
     return out
 
 
@@ -248,10 +270,10 @@ def main() -> None:
                            screen=(screen[0], screen[1]))
     else:
         out = overhead(image, client, args.steps, (screen[0], screen[1]), args.resets)
-    text = json.dumps(out, indent=2)
-    print(text)
-    if args.json:
-        args.json.write_text(text + "\n")
+    times = out.pop("reset_times", None)
+    print(json.dumps(out, indent=2))
+    if args.json:  # with each reset's times, which the terminal is spared
+        args.json.write_text(json.dumps(out if times is None else {**out, "reset_times": times}, indent=2) + "\n")
 
 
 if __name__ == "__main__":

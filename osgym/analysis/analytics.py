@@ -244,6 +244,8 @@ def _duckdb_type(t: pa.DataType) -> str:
     if pa.types.is_struct(t):
         fields = ", ".join(f"{t.field(i).name} {_duckdb_type(t.field(i).type)}" for i in range(t.num_fields))
         return f"STRUCT({fields})"
+    if pa.types.is_list(t):
+        return f"{_duckdb_type(t.value_type)}[]"
     return _DUCKDB_TYPES[t]
 
 

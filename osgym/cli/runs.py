@@ -91,6 +91,9 @@ def serve(
     dataset: Annotated[str, typer.Option(help="dataset name under the store")] = "served",
     record: Annotated[bool, typer.Option(help="record every served episode into the dataset")] = True,
     run_id: Annotated[str | None, typer.Option(help="the dataset run (default: a new one)")] = None,
+    live_view: Annotated[bool, typer.Option(help="POST /v1/sessions/{id}/view: a view-only noVNC page per "
+                                                 "session (needs Debian's websockify and novnc)")] = True,
+    view_port: Annotated[int, typer.Option(help="websockify's port on --host (0: a free one)")] = 0,
 ) -> None:
     """Serve replicas to RL trainers: OSGym's protocol (/reset, /step, /shutdown, /screenshot) and /v1.
 
@@ -110,7 +113,7 @@ def serve(
                              screen=(int(width), int(height)), tokenless_loopback=tokenless_loopback,
                              max_steps=max_steps, idle_timeout_s=idle_timeout,
                              max_sessions_per_token=max_sessions_per_token, store=store, dataset=dataset,
-                             record=record, run_id=run_id)
+                             record=record, run_id=run_id, live_view=live_view, view_port=view_port)
     except ValidationError as exc:
         e = exc.errors()[0]
         raise _fail(ConfigError(f"--{'-'.join(str(p) for p in e['loc']).replace('_', '-')}: {e['msg']}")) from exc

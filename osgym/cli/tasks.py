@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from osgym.cli._app import _fail, console, err, suites_app, tasks_app
+from osgym.cli._app import _docker, _fail, console, err, suites_app, tasks_app
 from osgym.errors import ConfigError, OsgymError
+
+if TYPE_CHECKING:
+    from osgym.tasks.spec import TaskSpec
 
 _EXCLUDE_HELP = "skip task files under a directory, or files, of this name (repeatable), e.g. Windows"
 
@@ -126,9 +129,14 @@ def suites_list() -> None:
 def suites_show(
     name: Annotated[str, typer.Argument(help="suite name, e.g. desktop-basics")],
     variants: Annotated[int, typer.Option(help="also print this many generated variants")] = 0,
-    seed: Annotated[int, typer.Option(help="seed for the generated variants")] = 0,
+    seed: Annotated[int, typer.Option(help="seed for the generated variants (with --template: the variant)")] = 0,
+    template: Annotated[str | None, typer.Option(help="print one variant of this template (its --seed)")] = None,
+    screenshot: Annotated[Path | None, typer.Option(
+        help="print one variant and save a PNG of its initial state: one replica of the suite's tier runs its "
+             "setup (removed afterwards, also on errors and Ctrl-C)")] = None,
 ) -> None:
-    """Show a suite's templates (id, domain, apps, oracle length) and, optionally, generated variants."""
+    """Show a suite's templates (id, domain, apps, difficulty, oracle length) and, optionally, generated variants;
+    with --template or --screenshot, one variant in full (instruction, template, difficulty, setup)."""
     from rich.table import Table
 
     from osgym.tasks import suites
@@ -136,17 +144,78 @@ def suites_show(
     try:
         templates = suites.templates(name)
         sample = suites.generate(name, variants, seed) if variants else []
+        one = None
+        if template is not None or screenshot is not None:
+            one = (suites.templates(name, [template])[0].variant(seed) if template is not None
+                   else suites.generate(name, 1, seed)[0])
     except OsgymError as exc:
         raise _fail(exc) from exc
-    table = Table("template", "domain", "apps", "oracle ops", "answer", "description", title=f"{name}: "
-                  f"{suites.describe(name)}")
-    for t in templates:
-        task = t.variant(0)
-        table.add_row(t.id, t.domain, ",".join(task.related_apps), str(len(task.oracle or [])),
-                      "FAIL" if t.infeasible else "DONE", t.description)
-    console.print(table)
+    if one is None:
+        table = Table("template", "domain", "apps", "difficulty", "oracle ops", "answer", "description",
+                      title=f"{name}: {suites.describe(name)}")
+        for t in templates:
+            task = t.variant(0)
+            table.add_row(t.id, t.domain, ",".join(task.related_apps), str(t.difficulty),
+                          str(len(task.oracle or [])), "FAIL" if t.infeasible else "DONE", t.description)
+        console.print(table)
     if sample:
         out = Table("template", "variant", "instruction", title=f"{len(sample)} variants, seed {seed}")
         for task in sample:
             out.add_row(task.id, task.variant, task.instruction)
         console.print(out)
+    if one is not None:
+        _show_variant(name, one, screenshot)
+
+
+def _show_variant(name: str, task: TaskSpec, screenshot: Path | None) -> None:
+    from osgym.tasks import suites
+    from osgym.tasks.preview import describe_step, initial_screenshot
+
+    t = suites.templates(name, [task.id])[0]
+    typer.echo(f"suite: {name}\ntemplate: {t.id} (difficulty {t.difficulty}, domain {t.domain})\n"
+               f"variant: {task.variant}\napps: {', '.join(task.related_apps) or '-'}\n"
+               f"instruction: {task.instruction}\nsetup:")
+    for step in task.config:
+        typer.echo(f"  {describe_step(step)}")
+    typer.echo(f"evaluator: {', '.join(task.evaluator.funcs)}; oracle: {len(task.oracle or [])} ops")
+    if screenshot is None:
+        return
+    if not screenshot.parent.is_dir():  # before a replica starts, not after
+        raise _fail(ConfigError(f"suites show --screenshot: no directory {str(screenshot.parent)!r}"))
+    tier = suites.required_tier(name) or "desktop"
+    client = _docker()
+    try:
+        with err.status(f"starting a {tier} replica and running the setup"):
+            w, h = initial_screenshot(task, tier, screenshot, docker_client=client)
+    except OSError as exc:
+        raise _fail(OSError(f"suites show --screenshot: cannot write {str(screenshot)!r}: {exc}")) from exc
+    except OsgymError as exc:
+        raise _fail(exc) from exc
+    typer.echo(f"initial state ({w}x{h}) saved to {screenshot}")
+
+
+@suites_app.command("export")
+def suites_export(
+    name: Annotated[str, typer.Argument(help="suite name, e.g. apps-smoke")],
+    out: Annotated[Path, typer.Option(help="a new (or empty) directory: examples/<domain>/<id>.json, test_all.json")],
+    variants: Annotated[int, typer.Option(help="how many distinct variants to write")] = 1,
+    seed: Annotated[int, typer.Option(help="seed of the draw (the same seed writes the same files)")] = 0,
+) -> None:
+    """Write N distinct variants of a suite as OSWorld task files, in OSWorld's layout (a recipe's task_dir and
+    task_index read it too). Ids are UUIDs fixed by suite, template and variant; osgym's oracle, template and
+    difficulty are under each file's "osgym" key. Nothing is left behind on an error."""
+    from osgym.tasks.suite_export import export_variants, write_export
+
+    try:
+        with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                      TimeElapsedColumn(), console=err, transient=True) as progress:
+            bar = progress.add_task(f"draw {name}", total=max(variants, 0))
+            tasks = export_variants(name, variants, seed, on_task=lambda k: progress.update(bar, completed=k))
+            progress.update(bar, description=f"write {name}", total=len(tasks), completed=0)
+            paths = write_export(out, tasks, on_file=lambda i: progress.update(bar, completed=i))
+    except OSError as exc:
+        raise _fail(OSError(f"suites export: cannot write {str(out)!r}: {exc}")) from exc
+    except OsgymError as exc:
+        raise _fail(exc) from exc
+    typer.echo(f"{len(paths)} task files of {name} (seed {seed}) under {out / 'examples'}, "
+               f"index {out / 'test_all.json'}")

@@ -25,7 +25,7 @@ from osgym.replicas.pool import ReplicaPool
 from osgym.retrying import retrying
 from osgym.tasks.assets import cache_from_settings, missing_assets
 from osgym.tasks.spec import TaskSpec
-from osgym.tasks.suites import expand
+from osgym.tasks.suites import expand, expand_mix
 from osgym.tasks.taskdir import LoadedTasks, Refusal, TaskCheck, discover_entries, index_entries, load_entries
 
 
@@ -61,7 +61,8 @@ def plan(recipe: Recipe, run_id: str,
          checks: Sequence[TaskCheck] | None = None) -> tuple[list[EpisodeJob], list[Refusal]]:
     """Expand a recipe into its episodes, seeds ``recipe.seed + i``, and the task files it refused.
 
-    For a suite, episode ``i`` runs a generated variant of template ``i % templates``; for a ``task_dir``,
+    For a suite, episode ``i`` runs a generated variant of template ``i % templates``; for mixed ``suites``,
+    a variant of the suite :func:`~osgym.tasks.suites.expand_mix` schedules; for a ``task_dir``,
     task file ``i % files`` of those that load (:func:`plan_task_files`, which ``checks`` go to).
     Deterministic, and a plan for more episodes starts with the plan for fewer,
     so a resumed run keeps its episode ids.
@@ -75,6 +76,8 @@ def plan(recipe: Recipe, run_id: str,
     if recipe.task_dir is not None:
         loaded = plan_task_files(recipe, checks)
         tasks, refused = [loaded.tasks[i % len(loaded.tasks)] for i in range(recipe.episodes)], loaded.refused
+    elif recipe.suites:
+        tasks = expand_mix(recipe.suites, recipe.episodes, recipe.seed)
     else:
         assert recipe.suite is not None  # the recipe fills in the default suite without a task_dir
         tasks = expand(recipe.suite, recipe.tasks, recipe.episodes, recipe.seed)
@@ -232,6 +235,7 @@ class Collector:
             domain=job.task.domain, instruction=job.task.instruction, policy=policy.name,
             policy_config={"name": policy.name, **policy.config()}, image=self.image, replica_id=replica_id,
             host=host, trajectory=traj, attempts=attempts, replica_s=replica_s, usage=usage,
+            related_apps=list(job.task.related_apps),
         )
         assert self.prices is not None
         result.cost_usd = episode_cost(result, self.prices)

@@ -128,6 +128,9 @@ class Recipe(_Strict):
     """A built-in suite (default ``desktop-basics``), or none when ``task_dir`` names the tasks."""
     tasks: list[str] | None = None
     """Only these templates of the suite."""
+    suites: dict[str, float] | None = None
+    """Several built-in suites mixed, ``{name: weight}``: each gets about ``weight / sum`` of the episodes,
+    interleaved (:func:`osgym.tasks.suites.expand_mix`). Instead of ``suite``/``tasks``/``task_dir``."""
     task_dir: str | None = Field(None, min_length=1)
     """A folder of OSWorld-format task files (``<domain>/<id>.json``) instead of a suite; a relative path
     is taken from the working directory. Every file under it runs unless ``task_index`` is set."""
@@ -203,6 +206,13 @@ class Recipe(_Strict):
     def _source(cls, data: Any) -> Any:
         if not isinstance(data, Mapping):
             return data
+        if data.get("suites") is not None:
+            both = [k for k in ("suite", "tasks", "task_dir", "task_index") if data.get(k) is not None]
+            if both:
+                raise ValueError(f"suites and {' and '.join(both)} both name the tasks to run: a recipe mixes "
+                                 "built-in suites with suites: {name: weight}, or takes one suite (with tasks) or "
+                                 "a folder of task files")
+            return data
         if data.get("task_dir") is None:
             if data.get("task_index") is not None:
                 raise ValueError("task_index lists files of a task_dir: add task_dir (the folder of task files)")
@@ -213,19 +223,41 @@ class Recipe(_Strict):
                              "a suite (with tasks) or a folder of task files (with task_index), not both")
         return data
 
+    @field_validator("suites")
+    @classmethod
+    def _mix(cls, v: dict[str, float] | None) -> dict[str, float] | None:
+        from osgym.tasks.suites import list_suites
+
+        if v is None:
+            return v
+        if not v:
+            raise ValueError("expected at least one {suite name: weight}")
+        unknown = [n for n in v if n not in list_suites()]
+        if unknown:
+            raise ValueError(f"unknown suites {unknown}: expected names from {list_suites()}")
+        bad = {n: w for n, w in v.items() if not (0 < w < float("inf"))}
+        if bad:
+            raise ValueError(f"weights must be positive numbers, actual {bad}")
+        return v
+
     @model_validator(mode="after")
     def _suite_tier(self) -> Recipe:
         from osgym.tasks.suites import required_tier
 
-        if self.suite is None:  # task files: the tier is the recipe's say (generated files may target desktop)
-            return self
-        # An image named outright is the operator's choice; otherwise a suite that needs a tier's apps
-        # would fail every episode's setup (and retry it) on another tier: say so before any replica starts.
-        needed = required_tier(self.suite)
-        if self.image is None and needed is not None and self.tier != needed:
-            raise ValueError(f"suite {self.suite} runs on the {needed} tier (its tasks open that tier's apps), "
-                             f"actual tier {self.tier!r}: add 'tier: {needed}' to the recipe")
+        # Task files: the tier is the recipe's say (generated files may target desktop). An image named
+        # outright is the operator's choice; otherwise a suite that needs a tier's apps would fail every
+        # episode's setup (and retry it) on another tier: say so before any replica starts.
+        for suite in self.suite_names:
+            needed = required_tier(suite)
+            if self.image is None and needed is not None and self.tier != needed:
+                raise ValueError(f"suite {suite} runs on the {needed} tier (its tasks open that tier's apps), "
+                                 f"actual tier {self.tier!r}: add 'tier: {needed}' to the recipe")
         return self
+
+    @property
+    def suite_names(self) -> list[str]:
+        """The built-in suites the recipe draws from (none for task files)."""
+        return list(self.suites) if self.suites else [self.suite] if self.suite else []
 
     @field_validator("store")
     @classmethod

@@ -12,9 +12,10 @@ from typing import Any
 
 import pyarrow as pa
 
-SCHEMA_VERSION = 2
-"""2 added the resource accounting and token columns (episodes: ``cpu_s`` .. ``bytes_written``; steps: ``raw``,
-``usage``, ``input_tokens``, ``output_tokens``). Version-1 files still read: a column a shard lacks reads as null."""
+SCHEMA_VERSION = 3
+"""3 added ``related_apps`` to episodes (the task's applications, OSWorld's field), for success by application.
+2 added the resource accounting and token columns (episodes: ``cpu_s`` .. ``bytes_written``; steps: ``raw``,
+``usage``, ``input_tokens``, ``output_tokens``). Older files still read: a column a shard lacks reads as null."""
 
 
 IMAGE_TYPE = pa.struct([("bytes", pa.binary()), ("path", pa.string())])
@@ -55,6 +56,8 @@ EPISODES = pa.schema(
         ("input_tokens", pa.int64()),
         ("output_tokens", pa.int64()),
         ("bytes_written", pa.int64()),  # screenshots, trees and replies stored for the episode
+        # v3: the applications the task is about (OSWorld's related_apps; empty if it names none)
+        ("related_apps", pa.list_(pa.string())),
     ],
     metadata={"osgym.table": "episodes", "osgym.schema_version": str(SCHEMA_VERSION)},
 )

@@ -124,7 +124,7 @@ def run_episode(
             action=actions[0].to_json() if len(actions) == 1 else {"actions": [a.to_json() for a in actions]},
             action_type=",".join(types), thought=decision.thought, done=terminal is not None,
             policy_ms=turn.policy_ms, env_ms=turn.observe_ms + _ms(t0), error=error,
-            raw=decision.raw, usage=decision.usage,
+            raw=decision.raw, usage=decision.usage, windows=obs.windows,
         )
         traj.steps.append(step)
         traj.policy_s += turn.policy_ms / 1000

@@ -15,6 +15,7 @@ from typing import Any
 
 from osgym.errors import ERROR_CLASSES
 from osgym.replicas.accounting import Usage
+from osgym.replicas.observation import Window
 
 MAX_RAW_CHARS = 32_768
 """A model reply longer than this is stored cut, with a note of how much was left out."""
@@ -93,6 +94,9 @@ class Step:
     error: str | None = None
     raw: str | None = None
     usage: dict[str, Any] | None = None
+    windows: tuple[Window, ...] = ()
+    """The windows the policy saw, which was focused among them (not stored: the screenshot shows them);
+    :mod:`osgym.episodes.focus` checks an oracle's input against them."""
 
     @property
     def screenshot_sha256(self) -> str:
@@ -169,6 +173,7 @@ class EpisodeResult:
     replica_s: float = 0.0
     cost_usd: float = 0.0
     usage: Usage | None = None  # what the replica used while leased (its cgroup), if readable
+    related_apps: list[str] = field(default_factory=list)  # the task's applications
 
     def tokens(self) -> tuple[int | None, int | None]:
         """The episode's input and output tokens, None if no step reported usage."""
@@ -216,6 +221,7 @@ class EpisodeResult:
             "input_tokens": self.tokens()[0],
             "output_tokens": self.tokens()[1],
             "bytes_written": self.bytes_written(),
+            "related_apps": list(self.related_apps),
         }
 
     def step_rows(self) -> list[dict[str, Any]]:

@@ -10,7 +10,9 @@ The pool is composed of one part per concern:
 
 - :mod:`osgym.replicas.provision`: :class:`Provisioner` starts containers (limits, labels,
   run directories, tokens) and waits until they are ready; it also removes them.
-- this module: the lease queue (lease, release, discard, refill to ``size + standby``).
+- this module: leasing (lease, release, discard, refill to ``size + standby``).
+- :mod:`osgym.replicas.lease_queue`: :class:`LeaseQueue` hands ready replicas to waiting leases in the
+  order they asked.
 - :mod:`osgym.replicas.health`: :class:`HealthMonitor` probes idle replicas and quarantines
   failing hosts.
 - :mod:`osgym.replicas.reaper`: the labels, the owner identity, and :func:`reap`.
@@ -35,7 +37,6 @@ capacity unless ``force=True``.
 from __future__ import annotations
 
 import contextlib
-import queue
 import shutil
 import threading
 import time
@@ -56,6 +57,7 @@ from osgym.replicas.cost import DEFAULT_PROFILE, Profile
 from osgym.replicas.events import PoolEvent, events_table
 from osgym.replicas.health import HealthMonitor
 from osgym.replicas.hosts import DockerHost, as_hosts, check_runtime
+from osgym.replicas.lease_queue import LeaseQueue
 from osgym.replicas.network import EGRESS, ISOLATED, NETWORK_NAMES, ReplicaNetwork, prepare_network
 from osgym.replicas.provision import COMPAT_CAP_DROP, CONTROL_PORT, PoolStats, Provisioner, ReplicaLimits, limits_for
 from osgym.replicas.reaper import (
@@ -222,7 +224,7 @@ class ReplicaPool:
         self.docker = next(h.client for h in self.hosts if h.name not in unreachable)
         self.host_name = self.hosts[0].name
         self.stats = PoolStats()
-        self._ready: queue.Queue[Replica] = queue.Queue()
+        self._ready: LeaseQueue[Replica] = LeaseQueue()
         self._all: dict[str, Replica] = {}
         self._host_of: dict[str, DockerHost] = {}
         self._placed: dict[str, int] = {h.name: 0 for h in self.hosts}
@@ -304,6 +306,7 @@ class ReplicaPool:
         if self._closed:
             return
         self._closed = True
+        self._ready.close()  # leases waiting for a replica raise PoolError now, not at their timeout
         self.health.stop(wait=False)
         self.provisioner.stop_starting()
         self.health.stop()
@@ -345,7 +348,8 @@ class ReplicaPool:
             self.release(replica)
 
     def acquire(self, timeout: float = 30.0) -> Replica:
-        """Take a ready replica from the lease queue (see :meth:`lease`).
+        """Take a ready replica from the lease queue (see :meth:`lease`); leases that wait are served first come,
+        first served.
 
         Raises:
             LeaseTimeout: if no replica is ready within ``timeout`` (a :class:`ReplicaError`, so the
@@ -359,6 +363,7 @@ class ReplicaPool:
             self.start(wait=False)
         t0 = time.monotonic()
         deadline = t0 + timeout
+        skipped = False
         while True:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
@@ -367,15 +372,17 @@ class ReplicaPool:
                     raise PoolError(f"no replica ready within {timeout} s in pool {self.name}, and every host "
                                     f"is quarantined ({detail})")
                 raise LeaseTimeout(f"no replica ready within {timeout} s in pool {self.name} ({detail})")
-            try:
-                replica = self._ready.get(timeout=min(remaining, 0.5))
-            except queue.Empty:
+            # one wait for the whole remaining time: the lease queue serves waiters in arrival order, and a
+            # waiter that gave up and asked again would go to the back of the line
+            replica = self._ready.get(remaining, first=skipped)
+            if replica is None:
                 if self._closed:
-                    raise PoolError(f"pool {self.name} is closed") from None
+                    raise PoolError(f"pool {self.name} is closed")
                 continue
             with self._lock:
                 if replica.state is not ReplicaState.READY:
-                    continue  # faulted by the health checker while it waited
+                    skipped = True  # faulted by the health checker while it waited: wait again, still first
+                    continue
                 replica.state = ReplicaState.LEASED
                 self.stats.leased += 1
                 self.stats.acquire_s.append(time.monotonic() - t0)
@@ -457,6 +464,11 @@ class ReplicaPool:
         """Replicas that passed their readiness check and have not faulted (ready or leased)."""
         with self._lock:
             return sum(r.state in (ReplicaState.READY, ReplicaState.LEASED) for r in self._all.values())
+
+    @property
+    def waiting(self) -> int:
+        """Leases waiting for a ready replica (served in the order they asked)."""
+        return self._ready.waiting()
 
     @property
     def idle(self) -> int:

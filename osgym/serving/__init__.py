@@ -4,6 +4,7 @@
   close, idle reclaim), each ended episode recorded like a collected one;
 * :mod:`~osgym.serving.auth`: bearer tokens, tokenless loopback access by the operator's choice;
 * :mod:`~osgym.serving.app`: the HTTP API, OSGym's protocol and the native ``/v1`` API;
+* :mod:`~osgym.serving.liveview`: view-only noVNC pages of sessions (websockify, view tokens);
 * :mod:`~osgym.serving.server`: ``osgym serve`` (pool, writer, manager, uvicorn);
 * :mod:`~osgym.serving.gym_env`: ``gymnasium.make("osgym/Desktop-v0")`` and the group-reset vector env.
 """

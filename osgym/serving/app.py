@@ -18,6 +18,10 @@ observation options), ``POST /v1/sessions/{id}/step`` (typed computer_13 actions
 registered action format), ``GET /v1/sessions/{id}/observation``, ``DELETE /v1/sessions/{id}``,
 ``GET /v1/formats`` and ``GET /v1/health`` (the only route without a token).
 
+The live view (:mod:`osgym.serving.liveview`): ``POST /v1/sessions/{id}/view`` issues a view token
+to the session's owner; ``GET /view/{token}/...`` serves noVNC under that token (a browser sends no
+bearer header: the token in the path is the credential; 401 without one, 403 for one that is not live).
+
 Every error is JSON ``{"message": ..., "error": <class>}`` with a 4xx status for what the client can
 fix (a bad action or task file: 400; an unknown session: 404; too many sessions: 429) and a 5xx for
 the server's side (no free replica: 503 with ``Retry-After``; a replica fault: 502).
@@ -33,7 +37,7 @@ from typing import Any, Literal
 import anyio.to_thread
 from fastapi import Depends, FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse, Response
+from fastapi.responses import FileResponse, JSONResponse, RedirectResponse, Response
 from pydantic import BaseModel, ConfigDict, Field
 
 from osgym.agents.parsers import ReplyContext, format_names, get_format, parse_osgym
@@ -50,6 +54,7 @@ from osgym.errors import (
 from osgym.replicas.actions import Action, parse_action
 from osgym.replicas.observation import Observation
 from osgym.serving.auth import Access, Forbidden, Unauthorized
+from osgym.serving.liveview import LiveViews, ViewUnavailable, vnc_socket_of
 from osgym.serving.sessions import (
     OSGYM_OBSERVATION,
     ObservationOptions,
@@ -70,6 +75,7 @@ THREADS = 256
 
 _STATUS: tuple[tuple[type[BaseException], int], ...] = (
     (Unauthorized, 401), (Forbidden, 403), (SessionNotFound, 404), (SessionLimit, 429), (LeaseTimeout, 503),
+    (ViewUnavailable, 503),
     (PolicyError, 400), (TaskLoadError, 400), (RequestRejected, 400), (ConfigError, 400), (SetupError, 422),
     (ReplicaError, 502),
 )
@@ -144,8 +150,14 @@ def _outcome_json(out: StepOutcome) -> dict[str, Any]:
             "truncated": out.truncated, "termination": out.termination, "error": out.error}
 
 
-def create_app(manager: SessionManager, access: Access) -> FastAPI:
-    """The server's routes over ``manager``, admitting requests that ``access`` lets in."""
+VIEW_PREFIX = "/view"
+VIEW_HEADERS = {"Cache-Control": "no-store", "Referrer-Policy": "no-referrer", "X-Content-Type-Options": "nosniff"}
+"""The view's pages carry their token in the URL: never cached, never sent on as a referrer."""
+
+
+def create_app(manager: SessionManager, access: Access, views: LiveViews | None = None) -> FastAPI:
+    """The server's routes over ``manager``, admitting requests that ``access`` lets in; with ``views``,
+    the live view's too (the views of sessions that end are revoked)."""
 
     @contextlib.asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
@@ -168,7 +180,8 @@ def create_app(manager: SessionManager, access: Access) -> FastAPI:
     @app.middleware("http")
     async def authenticate(request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:
         # before the body is read or validated: a stranger learns nothing about the routes' shapes
-        if request.url.path != "/v1/health":
+        path = request.url.path
+        if path != "/v1/health" and not (views is not None and (path + "/").startswith(VIEW_PREFIX + "/")):
             try:
                 request.state.owner = access.owner(request.headers.get("authorization"),
                                                    request.client.host if request.client else None)
@@ -276,4 +289,42 @@ def create_app(manager: SessionManager, access: Access) -> FastAPI:
         manager.close(who, session_id)
         return {"session_id": session_id}
 
+    if views is not None:
+        _view_routes(app, manager, views, owner)
     return app
+
+
+def _view_routes(app: FastAPI, manager: SessionManager, views: LiveViews, owner: Callable[[Request], str]) -> None:
+    manager.end_hooks.append(views.session_ended)
+
+    @app.post("/v1/sessions/{session_id}/view")
+    def open_view(session_id: int, request: Request, who: str = Depends(owner)) -> dict[str, Any]:
+        session = manager.get(who, session_id)
+        with session.lock:  # not while the session ends: its views are revoked then
+            if session.ended:
+                raise SessionNotFound(f"no session {session_id}: it ended")
+            sock = vnc_socket_of(session.replica.api.endpoint)
+            session.replica.api.request("POST", "/view/start")
+            ticket = views.issue(session_id, sock)
+        host = request.url.hostname or views.host
+        return {"session_id": session_id, "token": ticket.token, "page": ticket.page,
+                "url": f"{str(request.base_url).rstrip('/')}{ticket.page}",
+                "websocket": f"ws://{host}:{ticket.port}{ticket.websocket_path}"}
+
+    @app.get(VIEW_PREFIX)
+    @app.get(VIEW_PREFIX + "/")
+    def view_without_token() -> Response:
+        return _error(401, "expected a view token: /view/{token}/vnc.html (POST /v1/sessions/{id}/view issues one)",
+                      "Unauthorized")
+
+    @app.get(VIEW_PREFIX + "/{token}")
+    @app.get(VIEW_PREFIX + "/{token}/{path:path}")
+    def view_file(token: str, path: str = "") -> Response:
+        if not path and views.valid(token):  # the short URL: on to the page, set up for this view
+            return RedirectResponse(views.page(token), status_code=303, headers=VIEW_HEADERS)
+        try:
+            return FileResponse(views.file(token, path), headers=VIEW_HEADERS)
+        except PermissionError as exc:
+            return _error(403, str(exc), "Forbidden")
+        except FileNotFoundError:
+            return _error(404, f"no file {path!r} in the live view", "NotFound")

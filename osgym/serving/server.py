@@ -29,6 +29,7 @@ from osgym.errors import ConfigError
 from osgym.replicas.pool import ReplicaPool
 from osgym.serving.app import create_app
 from osgym.serving.auth import Access, new_token
+from osgym.serving.liveview import LiveViews
 from osgym.serving.sessions import ServeLimits, SessionManager
 from osgym.settings import settings
 
@@ -49,6 +50,10 @@ class ServeConfig(BaseModel):
     screen: tuple[int, int] = (1920, 1080)
     """OSGym's client checks that screenshots are 1920x1080."""
     tokenless_loopback: bool = False
+    live_view: bool = True
+    """``POST /v1/sessions/{id}/view``: a view-only noVNC page per session (websockify starts at the first view)."""
+    view_port: int = Field(0, ge=0, le=65535)
+    """websockify's port on ``host`` (0: a free one, picked when the first view opens)."""
     max_steps: int = Field(100, ge=1)
     idle_timeout_s: float = Field(600.0, gt=0)
     max_sessions_per_token: int = Field(8, ge=1)
@@ -82,6 +87,7 @@ class Serving:
     printed_token: str | None = None
     """The token made at start when the operator configured none (printed once, never stored)."""
     run_id: str = ""
+    views: LiveViews | None = None
 
 
 @contextlib.contextmanager
@@ -117,12 +123,13 @@ def serving(config: ServeConfig, *, docker_client: Any = None, pool_name: str | 
     pool = ReplicaPool(image, config.replicas, standby=config.standby, name=pool_name,
                        docker_client=docker_client, screen=config.screen)
     manager: SessionManager | None = None
+    views = LiveViews(config.host, config.view_port) if config.live_view else None
     try:
         pool.start()
         manager = SessionManager(pool, run_id=run_id, image=image, sink=writer.add if writer else None,
                                  limits=config.limits())
-        app = create_app(manager, access)
-        yield Serving(config, pool, manager, app, writer, made, run_id)
+        app = create_app(manager, access, views)
+        yield Serving(config, pool, manager, app, writer, made, run_id, views)
     except BaseException:
         if writer is not None and manager is None:
             writer.abort()
@@ -130,6 +137,8 @@ def serving(config: ServeConfig, *, docker_client: Any = None, pool_name: str | 
     finally:
         if manager is not None:
             manager.shutdown()  # every live session becomes a row before the run commits
+        if views is not None:
+            views.close()
         pool.close()
         if writer is not None and writer.state == "open":
             writer.finalize()
@@ -141,8 +150,9 @@ def serve(config: ServeConfig, log: Callable[[str], None] = print) -> None:
         if s.printed_token:
             log(f"token (shown once; clients send 'Authorization: Bearer <token>'): {s.printed_token}")
         where = f"{config.store}/{config.dataset} run {s.run_id}" if s.writer else "not recorded"
+        view = "; live views: POST /v1/sessions/{id}/view" if s.views else ""
         log(f"serving {config.replicas} {config.tier} replicas at {config.screen[0]}x{config.screen[1]} on "
-            f"http://{config.host}:{config.port} (OSGym protocol and /v1); episodes: {where}")
+            f"http://{config.host}:{config.port} (OSGym protocol and /v1); episodes: {where}{view}")
         uvicorn.run(s.app, host=config.host, port=config.port, log_level="warning")
 
 

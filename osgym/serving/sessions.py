@@ -197,6 +197,8 @@ class SessionManager:
         self._closed = threading.Event()
         self.episodes_ended = 0
         self.sink_errors: list[str] = []
+        self.end_hooks: list[Callable[[Session], None]] = []
+        """Called with each session as it ends, before its replica is given back (the live views' revocation)."""
         self._reaper = threading.Thread(target=self._reap_loop, name="osgym-serve-reaper", daemon=True)
         self._reaper.start()
 
@@ -241,7 +243,9 @@ class SessionManager:
             raise SessionNotFound("the server is shutting down")
         idle = self.limits.idle_timeout_s if idle_timeout_s is None else min(max(idle_timeout_s, 1.0),
                                                                              self.limits.idle_timeout_s)
-        with self._lock:  # hold the slot through the (slow) lease, so concurrent opens respect the cap
+        # count the open against the cap until it is a session, so concurrent opens respect the cap; the
+        # lock is held only for the count, never across the (slow) lease, so opens wait for replicas in parallel
+        with self._lock:
             held = sum(s.owner == owner for s in self._sessions.values()) + self._opening.get(owner, 0)
             if held >= self.limits.max_sessions_per_owner:
                 raise SessionLimit(f"this client holds {held} sessions, the most it may (shut one down first)")
@@ -458,6 +462,11 @@ class SessionManager:
             traj.error_message = f"{type(exc).__name__}: {exc}"[:2000]
             traj.score = 0.0
         traj.ended_at = utcnow()
+        for hook in self.end_hooks:
+            try:
+                hook(session)
+            except Exception:  # a hook must not keep the replica from going back; it is discarded anyway
+                pass
         self.pool.release(session.replica, fault=f"{type(exc).__name__}: {exc}" if fault and exc else None)
         replica_s = self.clock() - session.leased_at
         result = EpisodeResult(
@@ -467,7 +476,7 @@ class SessionManager:
             policy_config={"name": "served", "protocol": session.protocol, "client": session.owner,
                            "seed": session.seed, "session": session.id},
             image=self.image, replica_id=session.replica.id, host=session.replica.host, trajectory=traj,
-            replica_s=replica_s, usage=session.replica.usage,
+            replica_s=replica_s, usage=session.replica.usage, related_apps=list(session.task.related_apps),
         )
         result.cost_usd = episode_cost(result, self.prices)
         with self._lock:

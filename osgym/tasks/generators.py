@@ -45,6 +45,9 @@ class Template:
         infeasible: the right answer is FAIL.
         difficulty: 1 (a few steps in one app) to 3 (many steps, several dialogs or apps), for
             selecting and reporting; it does not change what the template builds.
+        vary: rewrites the built JSON from an RNG of its own (seeded by the template id and seed, apart
+            from ``build``'s), e.g. :class:`osgym.tasks.variation.Variation`; apps-tier suites get the
+            default variation at registration unless a template sets this.
     """
 
     id: str
@@ -53,6 +56,7 @@ class Template:
     build: Builder
     infeasible: bool = False
     difficulty: int = 1
+    vary: Callable[[dict[str, Any], random.Random], dict[str, Any]] | None = None
 
     def variant(self, seed: int) -> TaskSpec:
         """The task for ``seed``: deterministic, with ``variant=str(seed)``.
@@ -61,6 +65,8 @@ class Template:
             TaskLoadError: if the template builds an invalid task.
         """
         data = self.build(random.Random(f"{self.id}/{seed}"))
+        if self.vary is not None:
+            data = self.vary(data, random.Random(f"{self.id}/{seed}/vary"))
         data = {"source": "osgym", **data, "id": self.id, "domain": self.domain, "variant": str(seed)}
         try:
             return load_task(data)
@@ -139,6 +145,7 @@ def rule(**rules: Any) -> dict[str, Any]:
     return {"type": "rule", "rules": rules}
 
 
-def op(name: str, **args: Any) -> dict[str, Any]:
-    """One oracle op, e.g. ``op("type", text="ls\\n")``."""
+def op(name: str, /, **args: Any) -> dict[str, Any]:
+    """One oracle op, e.g. ``op("type", text="ls\\n")``. ``name`` is positional-only: an op's own
+    arguments may include a ``name`` (``op("click_element", window="gedit", name="Save")``)."""
     return {"op": name, "args": args} if args else {"op": name}

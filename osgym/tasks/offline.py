@@ -30,7 +30,14 @@ def live_urls(urls: object) -> list[str]:
             and urlparse(u).hostname not in _LOOPBACK]
 
 
-def _words(command: object) -> list[str]:
+_UNQUOTE = str.maketrans("", "", "'\"\\")
+
+
+def _words(command: object, needle: str) -> list[str]:
+    """``command``'s words, or none if no word can be ``needle`` (splitting is the slow part of loading a
+    task: quotes and backslashes are the only characters shlex drops from within a word)."""
+    if isinstance(command, str) and needle not in command.translate(_UNQUOTE):
+        return []
     if isinstance(command, list):
         return [str(w) for w in command]
     if isinstance(command, str):
@@ -61,7 +68,7 @@ def marketplace_extensions(steps: Iterable[tuple[str, dict[str, Any]]],
     out: list[str] = []
     vsix = False
     for _, params in steps:
-        words = _words(params.get("command"))
+        words = _words(params.get("command"), "--install-extension")
         for i, w in enumerate(words[:-1]):
             if w == "--install-extension" and not words[i + 1].endswith(".vsix"):
                 out.append(words[i + 1])
@@ -69,7 +76,7 @@ def marketplace_extensions(steps: Iterable[tuple[str, dict[str, Any]]],
         for f in files if isinstance(files, list) else []:
             vsix |= isinstance(f, dict) and any(str(f.get(k, "")).endswith(".vsix") for k in ("path", "local_path"))
     for kind, options in results:
-        words = _words(options.get("command"))
+        words = _words(options.get("command"), "--list-extensions")
         if kind == "vm_command_line" and "--list-extensions" in words and "grep" in words and not vsix:
             out += words[words.index("grep") + 1:][:1]
     return list(dict.fromkeys(out))

@@ -114,7 +114,8 @@ class OracleStep(BaseModel):
 class TaskSpec(BaseModel):
     """One task in OSWorld's JSON form, plus osgym's optional fields.
 
-    osgym extras: ``domain``, ``variant``, ``oracle`` (a scripted GUI solution).
+    osgym extras: ``domain``, ``variant``, ``oracle`` (a scripted GUI solution); in an exported file these
+    (and osgym's own setup) sit under the key ``osgym``.
     """
 
     model_config = ConfigDict(extra="allow")
@@ -132,6 +133,17 @@ class TaskSpec(BaseModel):
     @property
     def infeasible(self) -> bool:
         return "infeasible" in self.evaluator.funcs
+
+    @model_validator(mode="before")
+    @classmethod
+    def _osgym_block(cls, data: Any) -> Any:
+        """A file exported from a suite (:mod:`osgym.tasks.suite_export`) writes its setup in OSWorld's terms and
+        keeps osgym's exact ``config``/``evaluator``, ``oracle``, ``variant`` and ``domain`` under ``"osgym"``
+        (OSWorld ignores the key): osgym runs those. They are validated like any task's."""
+        block = data.get("osgym") if isinstance(data, dict) else None
+        if not isinstance(block, dict):
+            return data
+        return {**data, **{k: block[k] for k in ("config", "evaluator", "oracle", "variant", "domain") if k in block}}
 
     @model_validator(mode="after")
     def _supported(self, info: ValidationInfo) -> TaskSpec:

@@ -11,6 +11,7 @@ import stat
 import threading
 import time
 
+import liveview
 import procs
 import wallpaper
 from errors import HttpError, bad, load_json, number
@@ -103,6 +104,8 @@ class App:
             ("POST", "/recording/stop"): self.recording_stop,
             ("GET", "/recording"): self.recording_get,
         }
+        self.view = liveview.LiveView(display, child_env)
+        self.routes.update(self.view.routes())
         if compat:
             import osworld
 
@@ -110,6 +113,7 @@ class App:
 
     def close(self):
         self.recorder.close()
+        self.view.stop()
 
     def authorized(self, path, header):
         if self.compat:

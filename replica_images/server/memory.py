@@ -20,6 +20,10 @@ import sys
 PR_SET_MEMORY_MERGE = 67
 M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3
 LARGE = 128 * 1024  # glibc's initial mmap threshold, kept fixed
+RETURN_FREED_TUNABLES = f"glibc.malloc.mmap_threshold={LARGE}:glibc.malloc.trim_threshold={LARGE}"
+"""The same for Xvfb, through its environment: every GetImage for a screenshot, and every window-sized
+pixmap an app paints through, is a few MiB that glibc would otherwise keep on Xvfb's heap (an apps
+replica's Xvfb held 73-79 MiB after 30 screenshots with Chromium and Calc open, 59 MiB with this)."""
 
 _libc = ctypes.CDLL("libc.so.6", use_errno=True)
 

@@ -148,7 +148,8 @@ class Desktop:
              # No GLX: loading Mesa (and libLLVM behind it) cost 11 MiB of private pages per Xvfb; the
              # apps render in software either way (Chromium through SwiftShader, VLC through XCB).
              "-extension", "GLX"],
-            pass_fds=(w,), env=server_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=SERVER_DIR,
+            pass_fds=(w,), env={**server_env(), "GLIBC_TUNABLES": memory.RETURN_FREED_TUNABLES},
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=SERVER_DIR,
         )
         os.close(w)
         with os.fdopen(r) as f:

@@ -30,7 +30,7 @@ def by(items: list[dict[str, Any]], key: str) -> dict[Any, dict[str, Any]]:
 def test_list_queries() -> None:
     assert analytics.list_queries() == [
         "cost", "failure_causes", "host_faults", "latency_percentiles", "profile", "quality_by_episode",
-        "quality_flags", "success_by_domain", "success_by_policy", "success_by_task", "summary",
+        "quality_flags", "success_by_app", "success_by_domain", "success_by_policy", "success_by_task", "summary",
     ]
     info = analytics.query_info("cost")
     assert info.required == ("usd_per_replica_s",)

@@ -89,7 +89,7 @@ def test_html_report(parquet_con: duckdb.DuckDBPyConnection, tmp_path: Path) -> 
     text = page.read_text()
     charts = sorted(p.name for p in (tmp_path / "out" / "charts").iterdir())
     assert charts == ["episode_wall_s.png", "failure_causes.png", "host_faults.png", "quality_flags.png",
-                      "success_by_domain.png", "success_by_policy.png", "success_by_task.png"]
+                      "success_by_app.png", "success_by_domain.png", "success_by_policy.png", "success_by_task.png"]
     for name in charts:
         assert f"src='charts/{name}'" in text
         with Image.open(tmp_path / "out" / "charts" / name) as im:

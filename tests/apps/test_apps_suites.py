@@ -1,5 +1,8 @@
 """Every apps-tier suite on real apps replicas: each template's scripted oracle scores 1.0 on seed 0, and
-a do-nothing policy scores 0.0 on the same variant (so each evaluator can fail).
+a do-nothing policy scores 0.0 on the same variant (so each evaluator can fail). Seed 0 carries the
+suite's seeded variation (theme, zoom, window geometry, a distractor window: osgym.tasks.variation), and
+every key and click the oracle sends must go to the task's app, judged by the window that had the focus
+(osgym.episodes.focus).
 
 Each episode runs on a fresh replica with the task's setup, as a collection run does, so the oracle
 starts as soon as the app's window is up (unlike tests/suites/test_desktop_basics_episodes.py, which
@@ -11,6 +14,7 @@ test waits for its own.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 
@@ -20,13 +24,15 @@ import pytest
 from osgym.agents.policies.base import Policy
 from osgym.agents.policies.noop import NoopPolicy
 from osgym.agents.policies.scripted import ScriptedPolicy
+from osgym.episodes.focus import focus_violations, target_title
 from osgym.episodes.runner import EpisodeLimits, run_episode
 from osgym.episodes.trajectory import Trajectory
 from osgym.errors import ReplicaError
 from osgym.replicas.pool import ReplicaPool, limits_for
 from osgym.tasks.generators import Template
-from osgym.tasks.spec import TaskSpec
+from osgym.tasks.spec import OracleStep, TaskSpec
 from osgym.tasks.suites import list_suites, required_tier, templates
+from osgym.tasks.variation import Variation
 from tests.apps.test_apps_open import SCREEN
 from tests.conftest import SESSION
 
@@ -36,6 +42,8 @@ TEMPLATES = [t for name in list_suites() if required_tier(name) == "apps" for t 
 LIMITS = EpisodeLimits(max_steps=40, deadline_s=240, settle_s=0.5)
 GUI_INPUT = {"CLICK", "TYPING", "PRESS", "HOTKEY"}
 Pair = tuple[Trajectory, Trajectory]
+Run = tuple[TaskSpec, Trajectory, Trajectory]
+"""The task and its oracle's and do-nothing policy's episodes."""
 
 
 @pytest.fixture(scope="module")
@@ -58,14 +66,14 @@ def _episode(pool: ReplicaPool, task: TaskSpec, policy: Policy, attempts: int = 
     raise AssertionError("unreachable")
 
 
-def _oracle_and_noop(pool: ReplicaPool, task: TaskSpec) -> Pair:
+def _oracle_and_noop(pool: ReplicaPool, task: TaskSpec) -> tuple[TaskSpec, Trajectory, Trajectory]:
     """The oracle starts right after setup has opened the app, as in a collection run: that is when an
     app's window is up but it may not take keys yet. The do-nothing episode gets a replica of its own."""
-    return _episode(pool, task, ScriptedPolicy()), _episode(pool, task, NoopPolicy())
+    return task, _episode(pool, task, ScriptedPolicy()), _episode(pool, task, NoopPolicy())
 
 
 @pytest.fixture(scope="module")
-def episodes(apps_pool: ReplicaPool, request: pytest.FixtureRequest) -> Iterator[dict[str, Future[Pair]]]:
+def episodes(apps_pool: ReplicaPool, request: pytest.FixtureRequest) -> Iterator[dict[str, Future[Run]]]:
     selected = [i.callspec.params["template"] for i in request.session.items
                 if i.module is request.module and hasattr(i, "callspec")]  # only what -k selected
     with ThreadPoolExecutor(2, thread_name_prefix="episode") as ex:
@@ -76,9 +84,10 @@ def episodes(apps_pool: ReplicaPool, request: pytest.FixtureRequest) -> Iterator
 
 
 @pytest.mark.parametrize("template", TEMPLATES, ids=[t.id for t in TEMPLATES])
-def test_oracle_scores_one_and_noop_scores_zero(episodes: dict[str, Future[Pair]], template: Template) -> None:
-    solved, idle = episodes[template.id].result(timeout=900)
+def test_oracle_scores_one_and_noop_scores_zero(episodes: dict[str, Future[Run]], template: Template) -> None:
+    task, solved, idle = episodes[template.id].result(timeout=900)
     assert_oracle_one_noop_zero(solved, idle, f"{template.id} seed 0")
+    assert focus_violations(task, solved) == [], f"{template.id} seed 0: input outside the app"
 
 
 def assert_oracle_one_noop_zero(solved: Trajectory, idle: Trajectory, where: str) -> set[str]:
@@ -93,3 +102,24 @@ def assert_oracle_one_noop_zero(solved: Trajectory, idle: Trajectory, where: str
     kinds: set[str] = set().union(*(set(st.action_type.split(",")) for st in solved.steps))
     assert kinds & GUI_INPUT, f"{where}: solved without GUI input: {kinds}"
     return kinds
+
+
+def test_the_focus_check_catches_input_sent_to_the_distractor(apps_pool: ReplicaPool) -> None:
+    """The check can fail: an oracle that clicks the distractor window (left of the app, which keeps its
+    own placement here) and types there is caught, for the click and for the keys."""
+    gedit = next(t for t in TEMPLATES if t.id == "gedit-append-line")
+    task = dataclasses.replace(gedit, vary=Variation(geometry=False)).variant(0)
+    distractor = next(s.parameters["title"] for s in task.config
+                      if s.type == "wait_window" and not s.parameters.get("focused"))
+    name = target_title(task)
+    stray = task.model_copy(update={"oracle": [OracleStep(op="wait_focused", args={"window": name, "role": "text"}),
+                                               OracleStep(op="click_window", args={"title": distractor,
+                                                                                  "anchor": "top_left", "dx": 10,
+                                                                                  "dy": 10}),
+                                               OracleStep(op="wait_window", args={"title": distractor}),
+                                               OracleStep(op="type", args={"text": "zz"}), OracleStep(op="done")]})
+    traj = _episode(apps_pool, stray, ScriptedPolicy())
+    assert traj.error_class is None, traj.error_message
+    found = focus_violations(stray, traj)
+    assert any("the click at" in v and "outside the app's windows" in v for v in found), found
+    assert any("keys went to" in v and distractor in v for v in found), found

@@ -96,7 +96,8 @@ REQUESTS = st.one_of(
     st.tuples(st.just("POST"), st.just("/actions"), st.integers(10_001, 2_000_000).map(
         lambda n: json.dumps({"actions": [{"action_type": "TYPING", "text": "x" * n}]}).encode())),
     st.tuples(st.sampled_from(["POST"]), st.sampled_from(["/execute", "/launch", "/windows/activate", "/windows/wait",
-                                                          "/windows/close", "/recording/start"]),
+                                                          "/windows/close", "/recording/start", "/view/start",
+                                                          "/view/stop"]),
               JSON.filter(_not_a_dict).map(lambda v: json.dumps(v).encode())),
     st.tuples(st.just("POST"), st.sampled_from(["/execute", "/launch"]),
               st.sampled_from([{"command": ""}, {"command": []}, {"command": [1, 2]}, {"command": "x", "shell": "yes"},

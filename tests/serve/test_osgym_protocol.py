@@ -151,11 +151,14 @@ def test_an_untrusted_task_file_is_refused_before_a_replica_is_leased(
     assert server[0].pool.stats.leased == leased
 
 
-def test_a_vanished_clients_replica_is_reclaimed(server: tuple[Serving, str], client: OSGymClient) -> None:
+def test_a_vanished_clients_replica_is_reclaimed(server: tuple[Serving, str], client: OSGymClient,
+                                                 docker_client: docker.DockerClient) -> None:
     s = server[0]
     vm = client.reset(infeasible_task(), timeout=1).json()["vm_id"]  # OSGym's timeout: idle seconds allowed
     ended = s.manager.episodes_ended
     assert vm in s.manager.sessions_of(OWNER)
+    replica = s.manager.get(OWNER, vm).replica
+    assert replica.container is not None
     deadline = time.monotonic() + 10
     while vm in s.manager.sessions_of(OWNER) and time.monotonic() < deadline:
         time.sleep(0.2)
@@ -163,6 +166,15 @@ def test_a_vanished_clients_replica_is_reclaimed(server: tuple[Serving, str], cl
     assert s.manager.episodes_ended == ended + 1
     assert client.step(vm, "wait()").status_code == 404
     assert "reclaimed" in client.step(vm, "wait()").json()["message"]
+    # the replica went back to the pool: released (not faulted), its container removed, a fresh one leasable
+    assert any(e.event == "released" and e.replica_id == replica.id for e in s.pool.events)
+    deadline = time.monotonic() + 60
+    while docker_client.containers.list(all=True, filters={"id": replica.container.id}) \
+            and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not docker_client.containers.list(all=True, filters={"id": replica.container.id})
+    again = client.reset(infeasible_task()).json()["vm_id"]
+    assert s.manager.get(OWNER, again).replica.id != replica.id
 
 
 def test_every_served_episode_is_recorded(image: str, docker_client: docker.DockerClient, tmp_path: Path) -> None:

@@ -3,9 +3,18 @@
 An oracle is a list of ops (``TaskSpec.oracle``). Ops that need the screen's
 state are resolved against the observation at the moment they run:
 
-- ``click_window {title, anchor="center", dx=0, dy=0, button="left"}``: click a window at an anchor
-  (``center``, ``top_left`` or ``top_right`` of its client area) plus an offset; the title bar
-  buttons sit above the client area, e.g. ``anchor="top_right", dx=-10, dy=-11`` is openbox's close
+- ``click_window {title, anchor="center", fx, fy, dx=0, dy=0, button="left", num_clicks=1}``: click a window
+  at an anchor of its client area (``center``, ``top_left``, ``top``, ``top_right``, ``left``, ``right``,
+  ``bottom_left``, ``bottom``, ``bottom_right``), or at fractions ``fx``, ``fy`` (0 to 1) of its width and
+  height, plus an offset in pixels; the title bar buttons sit above the client area, e.g.
+  ``anchor="top_right", dx=-10, dy=-11`` is openbox's close. Window-relative, so it survives the seeded
+  window geometry of :mod:`osgym.tasks.variation`
+- ``click_element {window, name, role="", button="left", num_clicks=1, timeout=10}``: wait until an element
+  called ``name`` (exactly; of ``role``, if given) is shown with a size inside the window whose title contains
+  ``window``, then click the centre of its on-screen extents, read from the accessibility tree (``cp:screencoord``
+  and ``cp:size``). Finds a button or a cell wherever the theme, the zoom and the window's geometry put it
+- ``wait_element {window, name, role="", timeout=10}``: wait until such an element is shown (e.g. a dialog's
+  field before typing into it)
 - ``wait_window {title, timeout=10}``: wait until a window whose title or class contains ``title`` exists
 - ``wait_gone {title, timeout=10}``: wait until no window's title contains ``title``
 - ``wait_enabled {window, control, role="push-button", timeout=10}``: wait until the control named ``control`` in the
@@ -59,11 +68,16 @@ if TYPE_CHECKING:
     from osgym.episodes.trajectory import Step  # history's type only: episodes build on agents
 
 POLL_S = 0.2
-WAITS = ("wait_window", "wait_gone", "wait_enabled", "wait_focused")
-A11Y_WAITS = ("wait_enabled", "wait_focused")
+WAITS = ("wait_window", "wait_gone", "wait_enabled", "wait_focused", "wait_element", "click_element")
+"""Ops that poll until a state holds (``click_element`` then clicks)."""
+A11Y_WAITS = ("wait_enabled", "wait_focused", "wait_element", "click_element")
 """Waits that read the accessibility tree."""
 OPS = ("click_window", *WAITS, "type", "press", "hotkey", "click", "wait", "done", "fail")
 A11Y_STATE = "{https://accessibility.ubuntu.example.org/ns/state}"
+A11Y_COMPONENT = "{https://accessibility.ubuntu.example.org/ns/component}"
+ANCHORS = {"center": (0.5, 0.5), "top_left": (0, 0), "top": (0.5, 0), "top_right": (1, 0), "left": (0, 0.5),
+           "right": (1, 0.5), "bottom_left": (0, 1), "bottom": (0.5, 1), "bottom_right": (1, 1)}
+"""``click_window``'s anchors, as fractions of the client area's width and height."""
 TYPO_CHARS = "qxzjkvw"
 
 
@@ -148,6 +162,10 @@ class ScriptedPolicy:
                 waiting = self._poll(op, observation)
                 if waiting is not None:
                     return waiting
+                if op.op == "click_element":  # the element is there: click it
+                    self._i += 1
+                    return Decision([self._click_element(op, observation)],
+                                    thought=f"oracle {self._i}/{len(self._ops)}: {op.op} {op.args.get('name')!r}")
                 self._i += 1  # the state it waited for is there
                 continue
             action = self._resolve(op, observation)
@@ -170,6 +188,10 @@ class ScriptedPolicy:
                 what = f"window {a['title']!r} never went away"
             elif obs.a11y is None:
                 return self._waiting(op, seconds=0.0, needs_a11y=True)
+            elif op.op in ("wait_element", "click_element"):
+                held = _element_center(obs.a11y, a["window"], a["name"], a.get("role", "")) is not None
+                what = (f"{a.get('role') or 'element'} {a['name']!r} in window {a['window']!r} was never shown "
+                        "with a size")
             elif op.op == "wait_focused":
                 held = _focus_in(obs.a11y, a["window"], a.get("role", ""))
                 what = f"window {a['window']!r} never had the focus on {a.get('role') or 'an element'}"
@@ -199,7 +221,7 @@ class ScriptedPolicy:
         """A wrong action (plus queued recovery) before ``op``, at most once per op."""
         if self.noise <= 0 or self._noised == self._i or op.args.get("noise", True) is False:
             return None
-        if op.op not in ("type", "click_window", "press", "hotkey"):
+        if op.op not in ("type", "click_window", "click_element", "press", "hotkey"):
             return None
         self._noised = self._i
         if self._rng.random() >= self.noise:
@@ -228,16 +250,14 @@ class ScriptedPolicy:
                     raise PolicyError(f"oracle for {self._task_id}: no window {a['title']!r} to click; have "
                                       f"{[x.title for x in obs.windows]}")
                 anchor = a.get("anchor", "center")
-                if anchor == "center":
-                    x, y = w.center
-                elif anchor == "top_left":
-                    x, y = w.x, w.y
-                elif anchor == "top_right":
-                    x, y = w.x + w.width, w.y
-                else:
-                    raise PolicyError(f"click_window anchor: expected center, top_left or top_right, actual {anchor!r}")
+                if anchor not in ANCHORS:
+                    raise PolicyError(f"click_window anchor: expected one of {', '.join(ANCHORS)}, actual {anchor!r}")
+                fx, fy = float(a.get("fx", ANCHORS[anchor][0])), float(a.get("fy", ANCHORS[anchor][1]))
+                if not (0 <= fx <= 1 and 0 <= fy <= 1):
+                    raise PolicyError(f"click_window fx, fy: expected fractions in [0, 1], actual {fx!r}, {fy!r}")
+                x, y = w.x + round(fx * w.width), w.y + round(fy * w.height)
                 return Click(x=max(0, x + int(a.get("dx", 0))), y=max(0, y + int(a.get("dy", 0))),
-                             button=a.get("button", "left"))
+                             button=a.get("button", "left"), num_clicks=int(a.get("num_clicks", 1)))
             if op.op == "type":
                 return Typing(text=a["text"])
             if op.op == "press":
@@ -255,6 +275,40 @@ class ScriptedPolicy:
         except KeyError as exc:
             raise PolicyError(f"oracle op {op.op} of {self._task_id} is missing {exc}") from exc
         raise PolicyError(f"oracle op: expected one of {', '.join(OPS)}, actual {op.op!r}")
+
+
+    def _click_element(self, op: OracleStep, obs: Observation) -> Action:
+        a = op.args
+        center = _element_center(obs.a11y or "", a["window"], a["name"], a.get("role", ""))
+        if center is None:  # _poll saw it in this very tree
+            raise PolicyError(f"oracle for {self._task_id}: element {a['name']!r} went away")
+        return Click(x=center[0], y=center[1], button=a.get("button", "left"), num_clicks=int(a.get("num_clicks", 1)))
+
+
+def _element_center(tree: str, window: str, name: str, role: str) -> tuple[int, int] | None:
+    """The screen point at the centre of the first shown element called ``name`` (of ``role``, if not empty)
+    with a non-empty size, inside a top-level window whose title contains ``window``; None if there is none.
+
+    >>> st, cp = A11Y_STATE[1:-1], A11Y_COMPONENT[1:-1]
+    >>> xml = (f'<desktop-frame xmlns:st="{st}" xmlns:cp="{cp}"><application name="gedit">'
+    ...        '<frame name="notes.txt - gedit"><push-button name="Save" st:showing="true" '
+    ...        'cp:screencoord="(985, 203)" cp:size="(59, 40)"/></frame></application></desktop-frame>')
+    >>> _element_center(xml, "gedit", "Save", "push-button"), _element_center(xml, "gedit", "Save", "label")
+    ((1014, 223), None)
+    >>> _element_center(xml.replace('(59, 40)', '(0, 0)'), "gedit", "Save", "")
+    """
+    for top in _top_windows(tree, window):
+        for el in top.iter(role) if role else top.iter():
+            if el.get("name") != name or el.get(f"{A11Y_STATE}showing") != "true":
+                continue
+            try:
+                x, y = (int(v) for v in (el.get(f"{A11Y_COMPONENT}screencoord") or "").strip("()").split(","))
+                w, h = (int(v) for v in (el.get(f"{A11Y_COMPONENT}size") or "").strip("()").split(","))
+            except ValueError:  # no extents: the replica dumps them only for visible, showing elements
+                continue
+            if w > 0 and h > 0:
+                return x + w // 2, y + h // 2
+    return None
 
 
 def _control_enabled(tree: str, window: str, name: str, role: str) -> bool:

@@ -113,6 +113,7 @@ def report_charts(tables: Mapping[str, pa.Table], limit: int) -> list[Chart]:
     for name, key, noun in (
         ("success_by_task", "task_id", "task"),
         ("success_by_domain", "domain", "domain"),
+        ("success_by_app", "app", "application"),
         ("success_by_policy", "policy", "policy"),
     ):
         rs = tables[name].to_pylist()[:limit]

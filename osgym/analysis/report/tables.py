@@ -27,6 +27,7 @@ class Section:
 SECTIONS: tuple[Section, ...] = (
     Section("Success by task", "success_by_task"),
     Section("Success by domain", "success_by_domain"),
+    Section("Success by application", "success_by_app"),
     Section("Success by policy", "success_by_policy"),
     Section("Failure causes", "failure_causes"),
     Section("Replica faults and retries by host", "host_faults"),

@@ -12,7 +12,9 @@ True
 
 from __future__ import annotations
 
+import dataclasses
 import random
+from collections.abc import Callable
 from types import ModuleType
 
 from osgym.errors import ConfigError, TaskLoadError
@@ -28,9 +30,16 @@ from osgym.tasks.suites import (
     apps_smoke,
     desktop_basics,
 )
+from osgym.tasks.variation import DEFAULT as DEFAULT_VARIATION
 
 SUITES: dict[str, ModuleType] = {m.NAME: m for m in (desktop_basics, apps_smoke, apps_browser, apps_images, apps_media,
                                                      apps_mail, apps_code, apps_multi)}
+for _suite in SUITES.values():
+    if getattr(_suite, "TIER", None) == "apps":
+        # Window geometry, theme, zoom and a distractor, seeded per variant (osgym.tasks.variation); a
+        # template that sets its own ``vary`` (variation.NONE, or some kinds only) keeps it.
+        _suite.TEMPLATES = [t if t.vary is not None else dataclasses.replace(t, vary=DEFAULT_VARIATION)  # type: ignore[attr-defined]
+                            for t in _suite.TEMPLATES]
 MAX_ATTEMPTS_PER_TASK = 50
 
 
@@ -90,32 +99,43 @@ def load_suite(name: str) -> list[TaskSpec]:
     return [t.variant(0) for t in templates(name)]
 
 
-def generate(name: str, n: int, seed: int = 0, tasks: list[str] | None = None) -> list[TaskSpec]:
+def generate(name: str, n: int, seed: int = 0, tasks: list[str] | None = None,
+             on_task: Callable[[int], None] | None = None) -> list[TaskSpec]:
     """``n`` distinct variants, templates taken round-robin, deterministic for ``seed``.
 
     Variant seeds are drawn from ``seed``; a draw that repeats an earlier variant's
-    content is skipped, so no two returned tasks are the same task.
+    content is skipped, so no two returned tasks are the same task. ``on_task(k)`` is
+    called after the ``k``-th task is drawn (a progress bar).
 
     Raises:
         TaskLoadError: if there is no such suite.
         ConfigError: if ``tasks`` names unknown templates, or the templates cannot yield ``n``
-            distinct variants.
+            distinct variants (as soon as one template repeats itself ``MAX_ATTEMPTS_PER_TASK``
+            times in a row: templates take turns, so one exhausted template stops the draw).
     """
     chosen = templates(name, tasks)
     rng = random.Random(f"{name}/{seed}")
     seen: set[str] = set()
     out: list[TaskSpec] = []
-    attempts = 0
+    misses = 0
     while len(out) < n:
         template = chosen[len(out) % len(chosen)]
-        attempts += 1
-        if attempts > MAX_ATTEMPTS_PER_TASK * max(n, 1):
-            raise ConfigError(f"suite {name}: cannot draw {n} distinct variants of {[t.id for t in chosen]}")
         task = template.variant(rng.randrange(2**31))
         key = content_key(task)
-        if key not in seen:
-            seen.add(key)
-            out.append(task)
+        if key in seen:
+            misses += 1
+            if misses >= MAX_ATTEMPTS_PER_TASK:
+                given = sum(t.id == template.id for t in out)
+                raise ConfigError(f"suite {name}: cannot draw {n} distinct variants of {len(chosen)} templates: "
+                                  f"template {template.id} gave {given} distinct variants and then "
+                                  f"{MAX_ATTEMPTS_PER_TASK} repeats in a row (at most about "
+                                  f"{given * len(chosen)} variants with templates taking turns)")
+            continue
+        misses = 0
+        seen.add(key)
+        out.append(task)
+        if on_task is not None:
+            on_task(len(out))
     return out
 
 
@@ -129,3 +149,38 @@ def expand(suite: str, tasks: list[str] | None, episodes: int, seed: int) -> lis
         ConfigError: if ``tasks`` names templates the suite does not have.
     """
     return generate(suite, episodes, seed, tasks)
+
+
+def mix_schedule(weights: dict[str, float], n: int) -> list[str]:
+    """Which suite each of ``n`` episodes draws from: each about ``weight / sum`` of them, interleaved
+    (smooth weighted round-robin). A schedule for more episodes starts with the one for fewer.
+
+    >>> mix_schedule({"a": 2, "b": 1}, 6)
+    ['a', 'b', 'a', 'a', 'b', 'a']
+    """
+    total = sum(weights.values())
+    names = sorted(weights)
+    current = dict.fromkeys(names, 0.0)
+    out = []
+    for _ in range(n):
+        for name in names:
+            current[name] += weights[name]
+        pick = max(names, key=lambda k: current[k])  # ties go to the first name: deterministic
+        current[pick] -= total
+        out.append(pick)
+    return out
+
+
+def expand_mix(weights: dict[str, float], episodes: int, seed: int) -> list[TaskSpec]:
+    """One task variant per episode for a recipe mixing suites (``suites: {name: weight}``).
+
+    Episode ``i`` goes to suite ``mix_schedule(weights, episodes)[i]`` and takes that suite's next
+    variant of :func:`generate` with ``seed``: a plan for more episodes starts with the plan for fewer.
+
+    Raises:
+        TaskLoadError: if a suite does not exist.
+        ConfigError: if a suite cannot yield its share of distinct variants.
+    """
+    schedule = mix_schedule(weights, episodes)
+    drawn = {name: iter(generate(name, schedule.count(name), seed)) for name in weights if name in schedule}
+    return [next(drawn[name]) for name in schedule]

@@ -1,0 +1,206 @@
+"""Apps-tier density: how many replicas with Chromium and Calc open this machine holds, with and without
+KSM, and the step latency of some of them stepping at a model's pace while all are held.
+
+Usage (root, on a quiet machine; it fills memory down to ``--floor-gib``)::
+
+    PYTHONPATH=. python3 bench/bench_density.py [--plain 20,50] [--ksm 20,50,100] [--max] \\
+        [--active 60 --period 5 --duration 60] [--ksm-max-cpu 50] [--runtime crun]
+
+One run, replicas added in steps, each new one opening Chromium (its new-tab page) and
+``libreoffice --calc`` and waiting for both windows. At each level, after ``--settle`` s:
+
+- ``used_mib_each``: the machine's used memory (MemTotal - MemAvailable, page cache excluded) above what
+  it was before the first replica, divided by the replicas held: what one replica costs the host;
+- ``pss_mib_each``: the proportional set size of every process of every replica (and its containerd shim)
+  summed and divided by the replicas: shared libraries counted once across the host;
+- with KSM: ``ksm_saved_mib`` (``pages_sharing``) and ``ksmd_cpu_share`` (ksmd's CPU seconds over the
+  settle window's wall seconds, 1.0 = one core), after merging converged (two full scans in a row whose
+  saving changed by under 2 %, or ``--converge-s``).
+
+Order: each ``--plain`` level without ksmd, then the same level with it (``osgym.replicas.ksm.tune``,
+the scan-time advisor capped at ``--ksm-max-cpu`` percent of a core), then ksmd unmerges everything
+(``run`` = 2) before the next plain level; then the ``--ksm`` levels above the plain ones with ksmd
+on. With ``--active N``, N of the held replicas then step every ``--period`` s (a pointer move and
+a PNG screenshot, staggered) for ``--duration`` s, the others idle: p50 and p95 latency. Then, with
+``--max``, 10 more at a time while the machine keeps ``--floor-gib`` available (for at most
+``--max-minutes``). KSM's knobs are put back at the end
+(``ksm.undo``), and every replica is removed, also on Ctrl-C.
+Prints one JSON line per measurement.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import time
+import uuid
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from bench.bench_apps_tier import _pss_mib, _wait_window
+from bench.bench_pool import _cpu_seconds, mem_available_mib, mem_used_mib, pct, step_at_pace
+from osgym.replicas import images, ksm
+from osgym.replicas.client import Replica
+from osgym.replicas.pool import ReplicaPool, limits_for, reap
+
+SCREEN = (1920, 1080)
+APP_TIMEOUT_S = 180.0
+
+
+def emit(**kw: Any) -> None:
+    print(json.dumps(kw, default=lambda v: round(v, 3) if isinstance(v, float) else str(v)), flush=True)
+
+
+class Fleet:
+    """Replicas held across pools (one pool per step up), each with Chromium and Calc open."""
+
+    def __init__(self, image: str, runtime: str | None, prefix: str):
+        self.image, self.runtime, self.prefix = image, runtime, prefix
+        self.pools: list[ReplicaPool] = []
+        self.replicas: list[Replica] = []
+
+    def grow(self, n: int, workers: int = 3) -> float:
+        """Add ``n`` replicas with both apps open; returns the wall seconds it took."""
+        t0 = time.monotonic()
+        pool = ReplicaPool(self.image, n, standby=0, name=f"{self.prefix}-{len(self.pools)}", screen=SCREEN,
+                           limits=limits_for("apps"), runtime=self.runtime, force=True, health_interval=0,
+                           start_concurrency=4, start_timeout=120)
+        self.pools.append(pool)
+        pool.start()
+        fresh = [pool.acquire(timeout=120) for _ in range(n)]
+        with ThreadPoolExecutor(workers) as ex:
+            list(ex.map(_open_apps, fresh))
+        self.replicas += fresh
+        return time.monotonic() - t0
+
+    def close(self) -> None:
+        for pool in self.pools:
+            try:
+                pool.close()
+            finally:
+                reap(pool=pool.name)
+
+
+def _open_apps(r: Replica) -> None:
+    r.launch("chromium")
+    r.launch("libreoffice --calc", shell=False)
+    _wait_window(r, "chromium", APP_TIMEOUT_S)
+    _wait_window(r, "libreoffice-calc", APP_TIMEOUT_S)
+
+
+def _ksm_converged(converge_s: float) -> dict[str, Any]:
+    """Wait until two consecutive full scans changed the saving by under 2 % (or ``converge_s``)."""
+    t0 = time.monotonic()
+    last_scan, last_saved, stable = ksm.status().full_scans, None, 0
+    while time.monotonic() - t0 < converge_s and stable < 2:
+        time.sleep(2)
+        st = ksm.status()
+        if st.full_scans != last_scan:
+            last_scan = st.full_scans
+            if last_saved is not None and abs(st.saved_mib - last_saved) <= 0.02 * max(last_saved, 1.0):
+                stable += 1
+            else:
+                stable = 0
+            last_saved = st.saved_mib
+    return {"converge_s": time.monotonic() - t0, "converged": stable >= 2}
+
+
+def measure(fleet: Fleet, baseline_used: float, settle_s: float, label: str, **extra: Any) -> dict[str, Any]:
+    ksmd0, cpu0, t0 = ksm.ksmd_cpu_seconds() or 0.0, _cpu_seconds(), time.monotonic()
+    time.sleep(settle_s)
+    wall = time.monotonic() - t0
+    ksmd_share = ((ksm.ksmd_cpu_seconds() or 0.0) - ksmd0) / wall
+    cores_busy = (_cpu_seconds() - cpu0) / wall
+    n = len(fleet.replicas)
+    used = mem_used_mib() - baseline_used
+    pss = [p for p in (_pss_mib(r) for r in fleet.replicas) if p is not None]
+    st = ksm.status()
+    row = {"bench": "density", "phase": label, "replicas": n, "used_mib_each": used / n,
+           "pss_mib_each": sum(pss) / len(pss) if pss else None, "mem_available_mib": mem_available_mib(),
+           "ksm_run": st.run, "ksm_saved_mib": st.saved_mib, "ksmd_cpu_share": ksmd_share,
+           "machine_cores_busy": cores_busy, "load1": os.getloadavg()[0], **extra}
+    emit(**row)
+    return row
+
+
+def active(fleet: Fleet, n: int, period: float, duration: float) -> None:
+    cpu0 = _cpu_seconds()
+    lat, errors = step_at_pace(fleet.replicas[:n], period, duration)
+    emit(bench="density_active", held=len(fleet.replicas), active=n, period_s=period, steps=len(lat),
+         errors=len(errors), p50_ms=pct(lat, 50) * 1e3, p95_ms=pct(lat, 95) * 1e3,
+         machine_cores_busy=(_cpu_seconds() - cpu0) / duration, load1=os.getloadavg()[0],
+         ksm_run=ksm.status().run, first_error=errors[0] if errors else None)
+
+
+def _unmerge() -> None:
+    """Stop ksmd and unmerge every page (``run`` = 2), so the next plain level starts unshared."""
+    Path(ksm.KSM_DIR / "run").write_text("2")
+
+
+def _grow_to(fleet: Fleet, level: int, log: Callable[..., None]) -> None:
+    if level > len(fleet.replicas):
+        took = fleet.grow(level - len(fleet.replicas))
+        log(bench="density_grow", replicas=len(fleet.replicas), grow_s=took, load1=os.getloadavg()[0])
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--image", default=None, help="default: the apps tier's current tag")
+    ap.add_argument("--plain", default="20,50", help="levels measured without, then with ksmd")
+    ap.add_argument("--ksm", default="100", help="further levels, ksmd on")
+    ap.add_argument("--max", action="store_true", help="then 10 more at a time down to --floor-gib available")
+    ap.add_argument("--floor-gib", type=float, default=2.0)
+    ap.add_argument("--max-minutes", type=float, default=15.0, help="stop growing for --max after this long")
+    ap.add_argument("--settle", type=float, default=30.0)
+    ap.add_argument("--converge-s", type=float, default=300.0)
+    ap.add_argument("--ksm-max-cpu", type=int, default=50)
+    ap.add_argument("--ksm-scan-time", type=int, default=ksm.DEFAULT_SCAN_TIME_S)
+    ap.add_argument("--active", type=int, default=0)
+    ap.add_argument("--period", type=float, default=5.0)
+    ap.add_argument("--duration", type=float, default=60.0)
+    ap.add_argument("--runtime", default=None, help="OCI runtime of the replicas (runc, crun); default: the daemon's")
+    args = ap.parse_args()
+    image = args.image or images.ensure_image("apps")
+    plain = [int(x) for x in args.plain.split(",") if x]
+    more = [int(x) for x in args.ksm.split(",") if x]
+    prefix = f"bench-density-{uuid.uuid4().hex[:6]}"
+    ksm.undo()  # a leftover state from an interrupted run would make tune() keep the wrong "before"
+    baseline = mem_used_mib()
+    emit(bench="density_start", image=image, runtime=args.runtime or "daemon default", baseline_used_mib=baseline,
+         mem_available_mib=mem_available_mib(), load1=os.getloadavg()[0])
+    fleet = Fleet(image, args.runtime, prefix)
+    try:
+        for i, level in enumerate(plain):
+            if i:  # tune() has recorded the machine's own knobs by now, so undo() still puts those back
+                _unmerge()
+            _grow_to(fleet, level, emit)
+            measure(fleet, baseline, args.settle, "plain")
+            ksm.tune(args.ksm_max_cpu, args.ksm_scan_time)
+            conv = _ksm_converged(args.converge_s)
+            measure(fleet, baseline, args.settle, "ksm", **conv)
+        for level in more:
+            ksm.tune(args.ksm_max_cpu, args.ksm_scan_time)
+            _grow_to(fleet, level, emit)
+            conv = _ksm_converged(args.converge_s)
+            measure(fleet, baseline, args.settle, "ksm", **conv)
+        if args.active:
+            active(fleet, min(args.active, len(fleet.replicas)), args.period, args.duration)
+        if args.max:
+            per = max(1.0, (mem_used_mib() - baseline) / max(1, len(fleet.replicas)))
+            until = time.monotonic() + args.max_minutes * 60
+            while mem_available_mib() - 10 * per * 1.5 > args.floor_gib * 1024 and time.monotonic() < until:
+                _grow_to(fleet, len(fleet.replicas) + 10, emit)
+                conv = _ksm_converged(args.converge_s)
+                measure(fleet, baseline, args.settle, "ksm_max", **conv)
+                per = max(1.0, (mem_used_mib() - baseline) / len(fleet.replicas))
+    finally:
+        fleet.close()
+        ksm.undo()
+        emit(bench="density_end", mem_available_mib=mem_available_mib(), ksm_knobs=ksm.read_knobs())
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,158 @@
+"""Property test over every registered suite: 5,000 seeds each give valid task files that round-trip through
+``osgym suites export``'s OSWorld form, and no two different variants are the same task (same instruction,
+same initial files, same expected result). New suites are covered as soon as they are registered.
+
+A variant's identity (:func:`identity`) comes from its task JSON: the instruction, the setup steps (which
+write the initial files and open the apps) and what the evaluator expects (metrics, expected getters,
+options). Two seeds may give the very same variant (a template's parameter space can be small); two
+*different* variants with one identity would be one task told apart only by cosmetics.
+
+A second test checks the exported files against OSWorld's own code (desktop-env, installed in the
+reference venv of tests/osworld_venv.py and read with ``ast``, never imported): every setup step type
+exists in its setup controller and takes the parameters given, every metric and getter exists.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import hashlib
+import json
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from osgym.tasks import suites
+from osgym.tasks.generators import content_key
+from osgym.tasks.spec import TaskSpec, load_task
+from osgym.tasks.suite_export import OSGYM_KEY, task_uuid, to_osworld
+from tests.metrics.conftest import NEEDED
+from tests.osworld_venv import desktop_env_venv
+
+SEEDS = 5000
+BUDGET_S = 60  # per suite on a loaded 2-core machine; about 5 s quiet
+SUITES = suites.list_suites()
+OSWORLD_ONLY = {"id", "snapshot", "trajectory"}
+"""Fields an exported file sets for OSWorld that a generated task leaves out (the id becomes a UUID)."""
+
+
+def identity(task: dict[str, Any]) -> str:
+    """Instruction, initial files (the setup steps) and expected result, from an exported task's JSON."""
+    ev = task[OSGYM_KEY].get("evaluator", task["evaluator"])
+    body = {"instruction": task["instruction"], "config": task[OSGYM_KEY].get("config", task["config"]),
+            "expected": [ev.get("func"), ev.get("expected"), ev.get("options")]}
+    return hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()
+
+
+def _variants(name: str) -> list[TaskSpec]:
+    ts = suites.templates(name)
+    return [ts[seed % len(ts)].variant(seed) for seed in range(SEEDS)]
+
+
+@dataclass(frozen=True)
+class Checked:
+    distinct: frozenset[str]  # identities
+    clashes: tuple[str, ...]
+    seconds: float
+
+
+@functools.cache
+def _check(name: str) -> Checked:
+    """Every seed's variant round-trips through its exported JSON (asserted here); its identities and clashes.
+    Cached: the tests below share one pass over each suite."""
+    start = time.monotonic()
+    difficulty = {t.id: t.difficulty for t in suites.templates(name)}
+    first: dict[str, tuple[str, str]] = {}  # identity -> (content key, "template seed")
+    clashes: list[str] = []
+    for task in _variants(name):
+        exported = json.loads(json.dumps(to_osworld(name, task, difficulty[task.id])))
+        assert exported["id"] == task_uuid(name, task.id, task.variant)
+        back = load_task(exported)  # the file as osgym reads it: valid, and the very same task
+        assert back.id == exported["id"] and back.model_dump(mode="json", exclude=OSWORLD_ONLY | {OSGYM_KEY}) \
+            == task.model_dump(mode="json", exclude=OSWORLD_ONLY), f"{name} {task.id} seed {task.variant}"
+        key, content, where = identity(exported), content_key(task), f"{task.id} seed {task.variant}"
+        seen = first.setdefault(key, (content, where))
+        if seen[0] != content:
+            clashes.append(f"{where} and {seen[1]}")
+    return Checked(frozenset(first), tuple(clashes), time.monotonic() - start)
+
+
+@pytest.mark.parametrize("name", SUITES)
+def test_5000_seeds_are_valid_round_trip_and_distinct(name: str) -> None:
+    checked = _check(name)
+    print(f"{name}: {SEEDS} seeds, {len(checked.distinct)} distinct variants, {checked.seconds:.1f} s")
+    assert not checked.clashes, f"{name}: different variants, same instruction, initial files and expected " \
+                                f"result: {list(checked.clashes[:5])} ({len(checked.clashes)} in all)"
+    assert checked.seconds < BUDGET_S
+
+
+def test_apps_tier_suites_give_5000_distinct_variants() -> None:
+    apps = [n for n in SUITES if suites.required_tier(n) == "apps"]
+    distinct = frozenset().union(*(_check(n).distinct for n in apps))
+    print(f"apps tier: {len(apps)} suites, {sum(len(suites.templates(n)) for n in apps)} templates, "
+          f"{len(distinct)} distinct variants from {SEEDS} seeds each")
+    assert len(distinct) >= 5000
+
+
+class OSWorldNames:
+    """What OSWorld's desktop-env (1.0.2) defines, read from its source: setup steps and their parameters,
+    metric functions, getter types."""
+
+    def __init__(self, package: Path) -> None:
+        setup = ast.parse((package / "controllers" / "setup.py").read_text())
+        self.setup: dict[str, tuple[set[str], bool]] = {}
+        for node in ast.walk(setup):
+            if isinstance(node, ast.FunctionDef) and node.name.startswith("_") and node.name.endswith("_setup"):
+                a = node.args
+                self.setup[node.name[1:-len("_setup")]] = ({x.arg for x in [*a.args, *a.kwonlyargs][1:]},
+                                                          a.kwarg is not None)
+        self.metrics = self._imported(package / "evaluators" / "metrics" / "__init__.py")
+        self.getters = {n[len("get_"):] for n in self._imported(package / "evaluators" / "getters" / "__init__.py")
+                        if n.startswith("get_")}
+
+    @staticmethod
+    def _imported(init: Path) -> set[str]:
+        names: set[str] = set()
+        for node in ast.walk(ast.parse(init.read_text())):
+            if isinstance(node, ast.ImportFrom):
+                names |= {a.asname or a.name for a in node.names}
+            elif isinstance(node, ast.FunctionDef):
+                names.add(node.name)
+        return names
+
+    def problems(self, task: dict[str, Any]) -> list[str]:
+        out = []
+        ev = task["evaluator"]
+        for step in [*task["config"], *ev.get("postconfig", [])]:
+            if step["type"] not in self.setup:
+                out.append(f"setup type {step['type']}")
+                continue
+            params, any_kw = self.setup[step["type"]]
+            extra = set(step["parameters"]) - params
+            if extra and not any_kw:
+                out.append(f"{step['type']} parameters {sorted(extra)}")
+        funcs = ev["func"] if isinstance(ev["func"], list) else [ev["func"]]
+        out += [f"metric {f}" for f in funcs if f not in self.metrics]
+        for key in ("result", "expected"):
+            gs = ev.get(key, [])
+            out += [f"getter {g['type']}" for g in (gs if isinstance(gs, list) else [gs]) if g and
+                    g["type"] not in self.getters]
+        return out
+
+
+@pytest.mark.parametrize("name", [n for n in SUITES if suites.required_tier(n) == "apps"])
+def test_exported_apps_variants_are_valid_osworld_task_files(name: str) -> None:
+    """The apps-tier suites (issue 17's) export task files OSWorld's own runner can set up and evaluate."""
+    package = next(desktop_env_venv(NEEDED).glob("lib/python*/site-packages/desktop_env"))
+    osworld = OSWorldNames(package)
+    assert {"execute", "launch", "activate_window"} <= set(osworld.setup) and "compare_table" in osworld.metrics
+    found = {}
+    for t in suites.templates(name):
+        for seed in range(3):
+            problems = osworld.problems(to_osworld(name, t.variant(seed)))
+            if problems:
+                found[f"{t.id} seed {seed}"] = problems
+    assert not found, f"{name}: not valid for OSWorld: {found}"
