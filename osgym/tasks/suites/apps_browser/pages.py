@@ -13,12 +13,13 @@ from html import escape
 from typing import Any
 
 from osgym.tasks.generators import HOME, cmd, op, q, rule
-from osgym.tasks.suites.app_files import open_app, poll_then, write_files
+from osgym.tasks.suites.app_files import poll_then, write_files
 from osgym.tasks.suites.apps_smoke.browser import PAGE_URLS
-from osgym.tasks.suites.apps_smoke.common import ANIMALS, DONE, NAMES, WORDS
+from osgym.tasks.suites.apps_smoke.common import ANIMALS, DONE, NAMES, WORDS, open_app
 
 SITE_DIR = f"{HOME}/Sites"
 CHROMIUM = ["chromium"]
+"""Started by a ``launch`` step (apps-smoke's ``open_app``), where the seeded variation adds its zoom flag."""
 FOCUS_FIRST = "<script>document.querySelector('{}').focus();</script>"
 GOODS = ["lamp", "chair", "kettle", "basket", "candle", "mirror", "teapot", "blanket", "clock", "vase", "rug",
          "stool", "shelf", "pillow", "bucket", "ladder", "scarf", "jacket", "helmet", "lantern", "compass", "globe"]
