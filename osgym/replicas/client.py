@@ -114,7 +114,8 @@ class ExecResult:
 A11Y_OBSERVE_S = 30.0
 """How long an observation waits for the accessibility tree. LibreOffice answers AT-SPI from its main
 thread: a walk of a Calc window (every visible cell) took 6-8 s at load 10, and the first walk after
-a document opened 24 s at load 23, past the replica's 10 s default."""
+a document opened 24 s at load 23, past the replica's 10 s default; GIMP's (every menu of it is in the
+tree) took over 10 s at load 25-45."""
 
 
 class ControlClient:

@@ -20,12 +20,25 @@ from types import ModuleType
 from osgym.errors import ConfigError, TaskLoadError
 from osgym.tasks.generators import Template, content_key
 from osgym.tasks.spec import TaskSpec
-from osgym.tasks.suites import apps_documents, apps_presentations, apps_smoke, apps_spreadsheet, desktop_basics
+from osgym.tasks.suites import (
+    apps_browser,
+    apps_code,
+    apps_documents,
+    apps_images,
+    apps_mail,
+    apps_media,
+    apps_presentations,
+    apps_smoke,
+    apps_spreadsheet,
+    desktop_basics,
+)
 from osgym.tasks.variation import DEFAULT as DEFAULT_VARIATION
 
-SUITES: dict[str, ModuleType] = {desktop_basics.NAME: desktop_basics, apps_smoke.NAME: apps_smoke,
-                                 apps_spreadsheet.NAME: apps_spreadsheet, apps_documents.NAME: apps_documents,
-                                 apps_presentations.NAME: apps_presentations}
+# apps_multi (a page's table into Calc) is not registered yet: its oracle switches apps with Alt+Tab, which
+# lands on the seeded distractor window, and the apps test's focus check allows keys into one app only.
+SUITES: dict[str, ModuleType] = {m.NAME: m for m in (desktop_basics, apps_smoke, apps_spreadsheet, apps_documents,
+                                                     apps_presentations, apps_browser, apps_images, apps_media,
+                                                     apps_mail, apps_code)}
 for _suite in SUITES.values():
     if getattr(_suite, "TIER", None) == "apps":
         # Window geometry, theme, zoom and a distractor, seeded per variant (osgym.tasks.variation); a

@@ -1,0 +1,29 @@
+"""The ``apps-browser`` suite: Chromium on local pages that setup writes (``file://`` URLs): forms, search
+within a page, navigation between pages, bookmarks and downloads. Evaluators read the open tabs from
+Chromium's DevTools endpoint inside the replica, and the profile's Bookmarks file and ~/Downloads.
+Run it on ``tier: apps``."""
+
+from __future__ import annotations
+
+from osgym.tasks.generators import Template
+from osgym.tasks.suites.apps_browser.pages import (
+    web_bookmark_page,
+    web_download_file,
+    web_follow_links,
+    web_table_lookup,
+)
+
+NAME = "apps-browser"
+TIER = "apps"
+DESCRIPTION = "Chromium on local pages: look-ups, navigation, bookmarks, downloads (needs tier: apps)."
+
+TEMPLATES: list[Template] = [
+    Template("web-table-lookup", "chrome", "find a value in a long table on a page and send it in the page's form",
+             web_table_lookup, difficulty=1),
+    Template("web-follow-links", "chrome", "go from a site's home page to a section, then to one of its pages",
+             web_follow_links, difficulty=2),
+    Template("web-bookmark-page", "chrome", "bookmark the open page under a given name", web_bookmark_page,
+             difficulty=1),
+    Template("web-download-file", "chrome", "download one of several files linked from a page", web_download_file,
+             difficulty=1),
+]

@@ -1,0 +1,18 @@
+"""The ``apps-images`` suite: GIMP on pictures that setup draws; the exported file's size and pixels are
+compared with the expected picture (OSWorld's ``check_image_size`` and ``check_structure_sim``).
+Run it on ``tier: apps``."""
+
+from __future__ import annotations
+
+from osgym.tasks.generators import Template
+from osgym.tasks.suites.apps_images.gimp import img_rotate, img_scale
+
+NAME = "apps-images"
+TIER = "apps"
+DESCRIPTION = "GIMP: scale and rotate a picture, export it as PNG or JPEG (needs tier: apps)."
+
+TEMPLATES: list[Template] = [
+    Template("img-scale", "gimp", "scale a picture to a width, keeping its proportions, and export it", img_scale,
+             difficulty=2),
+    Template("img-rotate", "gimp", "rotate a picture by 90 degrees and export it", img_rotate, difficulty=2),
+]
