@@ -17,10 +17,12 @@ One run, replicas added in steps, each new one opening Chromium (its new-tab pag
   settle window's wall seconds, 1.0 = one core), after merging converged (two full scans in a row whose
   saving changed by under 2 %, or ``--converge-s``).
 
-Order: each ``--plain`` level without ksmd, then the same level with it (``osgym.replicas.ksm.tune``,
-the scan-time advisor capped at ``--ksm-max-cpu`` percent of a core), then ksmd unmerges everything
-(``run`` = 2) before the next plain level; then the ``--ksm`` levels above the plain ones with ksmd
-on. With ``--active N``, N of the held replicas then step every ``--period`` s (a pointer move and
+Order: the ``--plain`` levels up without ksmd; then ksmd on (``osgym.replicas.ksm.tune``, the
+scan-time advisor capped at ``--ksm-max-cpu`` percent of a core) and the same levels down, removing
+the replicas added since (ksmd's ``run`` = 2 would unmerge between levels instead, but it also drops
+every process from ksmd's list, and processes opted in by ``PR_SET_MEMORY_MERGE`` are not added back:
+a run that did so merged nothing at its second level); then the ``--ksm`` levels above the plain
+ones, ksmd on. With ``--active N``, N of the held replicas then step every ``--period`` s (a pointer move and
 a PNG screenshot, staggered) for ``--duration`` s, the others idle: p50 and p95 latency. Then, with
 ``--max``, 10 more at a time while the machine keeps ``--floor-gib`` available (for at most
 ``--max-minutes``). KSM's knobs are put back at the end
@@ -37,7 +39,6 @@ import time
 import uuid
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 from typing import Any
 
 from bench.bench_apps_tier import _pss_mib, _wait_window
@@ -75,6 +76,16 @@ class Fleet:
             list(ex.map(_open_apps, fresh))
         self.replicas += fresh
         return time.monotonic() - t0
+
+    def shrink_to(self, level: int) -> None:
+        """Remove the newest pools until ``level`` replicas are held (a level the fleet grew through)."""
+        while len(self.replicas) > level and self.pools:
+            pool = self.pools.pop()
+            self.replicas = self.replicas[:len(self.replicas) - pool.size]
+            try:
+                pool.close()
+            finally:
+                reap(pool=pool.name)
 
     def close(self) -> None:
         for pool in self.pools:
@@ -135,15 +146,20 @@ def active(fleet: Fleet, n: int, period: float, duration: float) -> None:
          ksm_run=ksm.status().run, first_error=errors[0] if errors else None)
 
 
-def _unmerge() -> None:
-    """Stop ksmd and unmerge every page (``run`` = 2), so the next plain level starts unshared."""
-    Path(ksm.KSM_DIR / "run").write_text("2")
-
-
-def _grow_to(fleet: Fleet, level: int, log: Callable[..., None]) -> None:
-    if level > len(fleet.replicas):
-        took = fleet.grow(level - len(fleet.replicas))
-        log(bench="density_grow", replicas=len(fleet.replicas), grow_s=took, load1=os.getloadavg()[0])
+def _grow_to(fleet: Fleet, level: int, log: Callable[..., None], baseline: float, floor_gib: float) -> bool:
+    """Grow to ``level``, unless what the replicas held so far cost says it would cross ``floor_gib``
+    available (then log it and return False: a host out of memory kills what it likes, dockerd included)."""
+    need = level - len(fleet.replicas)
+    if need <= 0:
+        return True
+    each = (mem_used_mib() - baseline) / len(fleet.replicas) if fleet.replicas else 400.0
+    if mem_available_mib() - need * each * 1.2 < floor_gib * 1024:
+        log(bench="density_stop", replicas=len(fleet.replicas), wanted=level, mib_each=each,
+            mem_available_mib=mem_available_mib(), reason=f"would leave under {floor_gib} GiB available")
+        return False
+    took = fleet.grow(need)
+    log(bench="density_grow", replicas=len(fleet.replicas), grow_s=took, load1=os.getloadavg()[0])
+    return True
 
 
 def main() -> None:
@@ -173,17 +189,19 @@ def main() -> None:
          mem_available_mib=mem_available_mib(), load1=os.getloadavg()[0])
     fleet = Fleet(image, args.runtime, prefix)
     try:
-        for i, level in enumerate(plain):
-            if i:  # tune() has recorded the machine's own knobs by now, so undo() still puts those back
-                _unmerge()
-            _grow_to(fleet, level, emit)
+        for level in plain:
+            if not _grow_to(fleet, level, emit, baseline, args.floor_gib):
+                break
             measure(fleet, baseline, args.settle, "plain")
-            ksm.tune(args.ksm_max_cpu, args.ksm_scan_time)
+        ksm.tune(args.ksm_max_cpu, args.ksm_scan_time)
+        for level in sorted(plain, reverse=True):
+            fleet.shrink_to(level)
             conv = _ksm_converged(args.converge_s)
             measure(fleet, baseline, args.settle, "ksm", **conv)
         for level in more:
             ksm.tune(args.ksm_max_cpu, args.ksm_scan_time)
-            _grow_to(fleet, level, emit)
+            if not _grow_to(fleet, level, emit, baseline, args.floor_gib):
+                break
             conv = _ksm_converged(args.converge_s)
             measure(fleet, baseline, args.settle, "ksm", **conv)
         if args.active:
@@ -192,7 +210,8 @@ def main() -> None:
             per = max(1.0, (mem_used_mib() - baseline) / max(1, len(fleet.replicas)))
             until = time.monotonic() + args.max_minutes * 60
             while mem_available_mib() - 10 * per * 1.5 > args.floor_gib * 1024 and time.monotonic() < until:
-                _grow_to(fleet, len(fleet.replicas) + 10, emit)
+                if not _grow_to(fleet, len(fleet.replicas) + 10, emit, baseline, args.floor_gib):
+                    break
                 conv = _ksm_converged(args.converge_s)
                 measure(fleet, baseline, args.settle, "ksm_max", **conv)
                 per = max(1.0, (mem_used_mib() - baseline) / len(fleet.replicas))

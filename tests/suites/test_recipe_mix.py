@@ -12,7 +12,7 @@ from osgym.collection.collector import plan
 from osgym.collection.recipe import load_recipe
 from osgym.errors import ConfigError
 from osgym.tasks.generators import content_key
-from osgym.tasks.suites import templates
+from osgym.tasks.suites import list_suites, required_tier, templates
 
 MIX = {"name": "mix", "episodes": 30, "suites": {"apps-smoke": 2, "desktop-basics": 1}, "tier": "apps",
        "image": "osgym/apps"}  # an image named outright: desktop-basics' tier is not checked against it
@@ -45,3 +45,4 @@ def test_a_bad_mix_fails_when_the_recipe_loads(change: dict[str, object], messag
 def test_the_nightly_recipe_mixes_the_apps_tier_suites() -> None:
     recipe = load_recipe(Path(__file__).parents[2] / "datasets" / "nightly.yaml")
     assert recipe.suites and recipe.suite is None and recipe.tier == "apps"
+    assert set(recipe.suites) == {name for name in list_suites() if required_tier(name) == "apps"}
