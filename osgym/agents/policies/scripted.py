@@ -125,6 +125,7 @@ class ScriptedPolicy:
         self._ops: list[OracleStep] = []
         self._i = 0
         self._wait_since: float | None = None
+        self._element: tuple[int, int] | None = None  # where the last element op's poll found it
         self._task_id = ""
         self._rng = random.Random(0)
         self._pending: list[tuple[Action, str]] = []
@@ -162,10 +163,12 @@ class ScriptedPolicy:
                 waiting = self._poll(op, observation)
                 if waiting is not None:
                     return waiting
-                if op.op == "click_element":  # the element is there: click it
+                if op.op == "click_element" and self._element is not None:  # the element is there: click it
+                    (x, y), a = self._element, op.args
                     self._i += 1
-                    return Decision([self._click_element(op, observation)],
-                                    thought=f"oracle {self._i}/{len(self._ops)}: {op.op} {op.args.get('name')!r}")
+                    return Decision([Click(x=x, y=y, button=a.get("button", "left"),
+                                           num_clicks=int(a.get("num_clicks", 1)))],
+                                    thought=f"oracle {self._i}/{len(self._ops)}: {op.op} {a.get('name')!r}")
                 self._i += 1  # the state it waited for is there
                 continue
             action = self._resolve(op, observation)
@@ -189,7 +192,9 @@ class ScriptedPolicy:
             elif obs.a11y is None:
                 return self._waiting(op, seconds=0.0, needs_a11y=True)
             elif op.op in ("wait_element", "click_element"):
-                held = _element_center(obs.a11y, a["window"], a["name"], a.get("role", "")) is not None
+                # kept for the click: a Calc window's tree is ~850 KB of XML, parsed once per observation
+                self._element = _element_center(obs.a11y, a["window"], a["name"], a.get("role", ""))
+                held = self._element is not None
                 what = (f"{a.get('role') or 'element'} {a['name']!r} in window {a['window']!r} was never shown "
                         "with a size")
             elif op.op == "wait_focused":
@@ -275,14 +280,6 @@ class ScriptedPolicy:
         except KeyError as exc:
             raise PolicyError(f"oracle op {op.op} of {self._task_id} is missing {exc}") from exc
         raise PolicyError(f"oracle op: expected one of {', '.join(OPS)}, actual {op.op!r}")
-
-
-    def _click_element(self, op: OracleStep, obs: Observation) -> Action:
-        a = op.args
-        center = _element_center(obs.a11y or "", a["window"], a["name"], a.get("role", ""))
-        if center is None:  # _poll saw it in this very tree
-            raise PolicyError(f"oracle for {self._task_id}: element {a['name']!r} went away")
-        return Click(x=center[0], y=center[1], button=a.get("button", "left"), num_clicks=int(a.get("num_clicks", 1)))
 
 
 def _element_center(tree: str, window: str, name: str, role: str) -> tuple[int, int] | None:

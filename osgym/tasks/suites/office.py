@@ -11,7 +11,6 @@ LibreOffice handles them in order. Keys Ctrl+F1..F12 are never used: the window 
 
 from __future__ import annotations
 
-import base64
 import io
 import re
 import zipfile
@@ -101,13 +100,6 @@ def xlsx_bytes(rows: list[list[Any]], sheet: str = "Sheet1") -> bytes:
         for name, text in parts.items():
             z.writestr(zipfile.ZipInfo(name, date_time=FIXED_TIME), text, compress_type=zipfile.ZIP_DEFLATED)
     return buf.getvalue()
-
-
-def write_input(path: str, data: bytes) -> dict[str, Any]:
-    """A setup step writing ``data`` (binary) to ``path`` in the agent's account, creating its folder."""
-    parent = path.rsplit("/", 1)[0]
-    b64 = base64.b64encode(data).decode()
-    return execute(f"mkdir -p {q(parent)} && printf '%s' {q(b64)} | base64 -d > {q(path)}")
 
 
 def cell(coordinate: str, value: object, method: str = "eq", **style: object) -> dict[str, Any]:

@@ -7,6 +7,7 @@ import random
 from typing import Any
 
 from osgym.tasks.generators import HOME, op, vm_file
+from osgym.tasks.suites.app_files import write_files
 from osgym.tasks.suites.apps_smoke.common import (
     ANIMALS,
     DONE,
@@ -17,7 +18,7 @@ from osgym.tasks.suites.apps_smoke.common import (
     write_expected,
 )
 from osgym.tasks.suites.apps_spreadsheet.calc import CITIES, PEOPLE, PRODUCTS
-from osgym.tasks.suites.office import convert_expected, docx_with_table, file_dialog, menu, unlocked, write_input
+from osgym.tasks.suites.office import convert_expected, docx_with_table, file_dialog, menu, unlocked
 
 WRITER = "LibreOffice Writer"
 DOCS = f"{HOME}/Documents"
@@ -49,7 +50,7 @@ def _ready(title: str) -> dict[str, Any]:
 
 
 def _opened(path: str, title: str, data: bytes) -> list[dict[str, Any]]:
-    return [write_input(path, data), *open_app(["libreoffice", "--writer", path], title)]
+    return [write_files({path: data}), *open_app(["libreoffice", "--writer", path], title)]
 
 
 def doc_strike_center(rng: random.Random) -> dict[str, Any]:

@@ -16,9 +16,10 @@ from xml.sax.saxutils import escape
 from pptx import Presentation
 
 from osgym.tasks.generators import HOME, op, vm_file
+from osgym.tasks.suites.app_files import write_files
 from osgym.tasks.suites.apps_smoke.common import ANIMALS, DONE, NAMES, open_app, save_as, write_expected
 from osgym.tasks.suites.apps_spreadsheet.calc import CITIES, PEOPLE, PRODUCTS
-from osgym.tasks.suites.office import fixed_zip, write_input
+from osgym.tasks.suites.office import fixed_zip
 
 IMPRESS = "LibreOffice Impress"
 DOCS = f"{HOME}/Documents"
@@ -128,7 +129,7 @@ def slides_append_slide(rng: random.Random) -> dict[str, Any]:
                        f"slide with a title and content layout: title '{heading}' and one bullet point per item: "
                        f"{', '.join(bullets)}. Save it in PowerPoint format as ~/Documents/{stem}-final.pptx",
         "related_apps": ["libreoffice_impress"],
-        "config": [write_input(src, deck_bytes([first])), *open_app(["libreoffice", "--impress", src], window)],
+        "config": [write_files({src: deck_bytes([first])}), *open_app(["libreoffice", "--impress", src], window)],
         "evaluator": {"func": "compare_pptx_files", "result": vm_file(out),
                       "expected": vm_file(expected, "expected.pptx"), "options": TEXT_ONLY,
                       "postconfig": [postconfig]},

@@ -7,8 +7,9 @@ import random
 from typing import Any
 
 from osgym.tasks.generators import HOME, op, vm_file
+from osgym.tasks.suites.app_files import write_files
 from osgym.tasks.suites.apps_smoke.common import DONE, NAMES, WORDS, open_app, save_as, unprefixed, write_expected
-from osgym.tasks.suites.office import cell, dialog_ok, file_dialog, menu, write_input, xlsx_bytes
+from osgym.tasks.suites.office import cell, dialog_ok, file_dialog, menu, xlsx_bytes
 
 CALC = "LibreOffice Calc"
 DOCS = f"{HOME}/Documents"
@@ -64,7 +65,7 @@ def sheet_row_totals(rng: random.Random) -> dict[str, Any]:
                        f"row put Sum in column C and a formula adding up the Total column in column D. Save the "
                        f"workbook in Excel format as ~/Documents/{stem}-totals.xlsx",
         "related_apps": ["libreoffice_calc"],
-        "config": [write_input(src, xlsx_bytes(rows, rng.choice(["Sheet1", "Orders", "Stock"]))),
+        "config": [write_files({src: xlsx_bytes(rows, rng.choice(["Sheet1", "Orders", "Stock"]))}),
                    *open_app(["libreoffice", "--calc", src], title)],
         "evaluator": _table_eval(out, rules),
         "oracle": [_ready(title), op("hotkey", keys=["ctrl", "Home"]), *_right(3), op("type", text=typed),
@@ -127,7 +128,7 @@ def sheet_format_cells(rng: random.Random) -> dict[str, Any]:
                        f"and show the {head[1]} values (B2:B{n + 1}) {wording}. Save the workbook in Excel format "
                        f"as ~/Documents/{stem}-formatted.xlsx",
         "related_apps": ["libreoffice_calc"],
-        "config": [write_input(src, xlsx_bytes(rows)), *open_app(["libreoffice", "--calc", src], title)],
+        "config": [write_files({src: xlsx_bytes(rows)}), *open_app(["libreoffice", "--calc", src], title)],
         "evaluator": _table_eval(out, rules),
         "oracle": [_ready(title), op("hotkey", keys=["ctrl", "Home"]), op("hotkey", keys=["shift", "space"]),
                    op("hotkey", keys=["ctrl", "b"]), op("hotkey", keys=["ctrl", "Home"]), op("press", key="down"),
@@ -159,7 +160,7 @@ def sheet_sort_rows(rng: random.Random) -> dict[str, Any]:
                        f"the {head[col]} column in {order} order, keeping the header row on top and each row's "
                        f"values together. Save the workbook in Excel format as ~/Documents/{stem}-sorted.xlsx",
         "related_apps": ["libreoffice_calc"],
-        "config": [write_input(src, xlsx_bytes([head, *rows])), *open_app(["libreoffice", "--calc", src], title)],
+        "config": [write_files({src: xlsx_bytes([head, *rows])}), *open_app(["libreoffice", "--calc", src], title)],
         "evaluator": _table_eval(out, rules),
         # The cursor in the sort column's data: Data > Sort Ascending/Descending sorts the table around it,
         # and keeps the header row (text above a numeric column) out of the sort.
@@ -195,7 +196,7 @@ def sheet_column_stats(rng: random.Random) -> dict[str, Any]:
                        f"one row per statistic, its label in column A and a formula in column B: {asked}. Save "
                        f"the result in Excel format as ~/Documents/{stem}-stats.xlsx",
         "related_apps": ["libreoffice_calc"],
-        "config": [write_input(src, xlsx_bytes([head, *([a, v] for a, v in zip(people, values, strict=True))])),
+        "config": [write_files({src: xlsx_bytes([head, *([a, v] for a, v in zip(people, values, strict=True))])}),
                    *open_app(["libreoffice", "--calc", src], title)],
         "evaluator": _table_eval(out, rules),
         "oracle": [_ready(title), op("hotkey", keys=["ctrl", "Home"]), *_down(last),
