@@ -168,8 +168,14 @@ class Desktop:
         for name in self.RESTARTABLE:
             if name == "session":
                 self.procs[name] = _spawn(self._argv(name), {**env, "OSGYM_READY_FD": str(ready_w)}, (ready_w,))
-            else:
+            elif name != "tint2":
                 self.procs[name] = _spawn(self._argv(name), env)
+        if "tint2" in self.RESTARTABLE:
+            # tint2 started before a window manager is up waits for one and looks again only about a second
+            # later (its window mapped 1.05 s after a joint start, 0.17 s after openbox was up): start it
+            # once openbox has claimed the screen, so readiness (the panel's strut) comes that much sooner.
+            self._wait_for_window_manager(time.monotonic() + SESSION_TIMEOUT_S)
+            self.procs["tint2"] = _spawn(self._argv("tint2"), env)
         os.close(ready_w)
         self._wait_until_managed(ready_r)
         threading.Thread(target=self._watch, name="desktop-watchdog", daemon=True).start()
@@ -197,7 +203,6 @@ class Desktop:
                         got += chunk
                 ok = got.startswith(b"ready")
             else:
-                wm_check = self._x_admin.intern_atom("_NET_SUPPORTING_WM_CHECK")
                 workarea = self._x_admin.intern_atom("_NET_WORKAREA")
                 root = self._x_admin.screen().root
                 whole = [0, 0, self.width, self.height]
@@ -205,13 +210,22 @@ class Desktop:
                 def panel_reserved():
                     area = root.get_full_property(workarea, X.AnyPropertyType)
                     return area is not None and list(area.value[:4]) not in ([], whole)
-                ok = False
-                while not ok and time.monotonic() < deadline:
-                    ok = root.get_full_property(wm_check, X.AnyPropertyType) is not None and panel_reserved()
-                    if not ok:
-                        time.sleep(0.01)
+                ok = self._wait_for_window_manager(deadline)
+                while ok and not panel_reserved() and time.monotonic() < deadline:
+                    time.sleep(0.01)
+                ok = ok and panel_reserved()
         if not ok:
             print(f"desktop session not ready within {timeout} s: serving anyway", file=sys.stderr, flush=True)
+
+    def _wait_for_window_manager(self, deadline):
+        """Whether openbox set _NET_SUPPORTING_WM_CHECK before ``deadline`` (polled, as the rest of start-up)."""
+        wm_check = self._x_admin.intern_atom("_NET_SUPPORTING_WM_CHECK")
+        root = self._x_admin.screen().root
+        while root.get_full_property(wm_check, X.AnyPropertyType) is None:
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.01)
+        return True
 
     def _admit_server(self):
         """Let the X server admit the control server by its uid (SO_PEERCRED), cookie or not.
