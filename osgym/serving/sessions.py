@@ -26,6 +26,7 @@ replica fault).
 from __future__ import annotations
 
 import itertools
+import logging
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -59,6 +60,8 @@ from osgym.tasks.spec import TaskSpec, load_task
 
 __all__ = ["ObservationOptions", "ServeLimits", "Session", "SessionLimit", "SessionManager", "SessionNotFound",
            "StepOutcome", "load_client_task"]
+
+log = logging.getLogger(__name__)
 
 
 class SessionNotFound(OsgymError):
@@ -465,8 +468,8 @@ class SessionManager:
         for hook in self.end_hooks:
             try:
                 hook(session)
-            except Exception:  # a hook must not keep the replica from going back; it is discarded anyway
-                pass
+            except Exception:  # a hook must not keep the replica from going back, but its failure is news
+                log.exception("end hook %r failed for session %s", hook, session.id)
         self.pool.release(session.replica, fault=f"{type(exc).__name__}: {exc}" if fault and exc else None)
         replica_s = self.clock() - session.leased_at
         result = EpisodeResult(

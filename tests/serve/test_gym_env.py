@@ -16,6 +16,7 @@ from serve_support import TOKEN, folder_task, plain_task, running
 from osgym.replicas.pool import ReplicaPool
 from osgym.serving.gym_env import ENV_ID, DesktopEnv, DesktopVectorEnv
 from osgym.serving.sessions import ServeLimits, SessionManager
+from osgym.tasks.spec import load_task
 from tests.conftest import SESSION
 
 pytestmark = [pytest.mark.docker]
@@ -110,3 +111,22 @@ def test_an_env_with_its_own_pool_removes_it_on_close(image: str, docker_client:
     env.close()
     env.close()
     assert not docker_client.containers.list(all=True, filters={"label": f"osgym.pool={name}"})
+
+
+def test_a_failing_end_hook_is_logged_and_the_replica_still_goes_back(
+        manager: SessionManager, caplog: pytest.LogCaptureFixture) -> None:
+    seen: list[int] = []
+
+    def broken(session: object) -> None:
+        raise RuntimeError("the hook broke")
+
+    manager.end_hooks.extend([broken, lambda s: seen.append(s.id)])  # type: ignore[attr-defined]
+    try:
+        session = manager.open("hooks", load_task(plain_task()))
+        manager.close("hooks", session.id)
+    finally:
+        del manager.end_hooks[-2:]
+    assert seen == [session.id]  # the next hook ran too
+    assert any("the hook broke" in (r.exc_text or str(r.exc_info)) and str(session.id) in r.getMessage()
+               for r in caplog.records), caplog.text
+    assert len(manager) == 0
