@@ -4,7 +4,7 @@ scripted oracle (must score 1.0) and with noop (must score 0.0), each episode on
 the task's setup, as a collection run does. Writes a markdown report and exits 1 if anything failed.
 
 Usage:
-    python3 scripts/suite_check.py [--out docs/suite-check.md] [--seeds 3] [--passes quiet,stress]
+    python3 scripts/suite_check.py [--out docs/suite-check.md] [--seeds 3] [--first-seed 0] [--passes quiet,stress]
         [--suites apps-smoke,...] [--templates ID,...] [--replicas 2] [--stress-cpu 4]
 
 The report (docs/suite-check.md):
@@ -13,7 +13,8 @@ The report (docs/suite-check.md):
     ## Loads            one row per pass: stressor, 1-minute load average before, mean and max while it ran
                         (sampled every 5 s), episodes, wall time
     ## Results          one row per suite x template x seed x pass: difficulty, the oracle's score, steps and
-                        seconds, the noop's score and seconds, ok (oracle 1.0 and noop 0.0, no error)
+                        seconds, the noop's score and seconds, ok (oracle 1.0 and noop 0.0, no error,
+                        every oracle key and click into the task's app: osgym.episodes.focus, as in make test)
     ## Failures         one line per failed row: what was expected and what happened (error class and
                         message), or "none"
 
@@ -43,6 +44,7 @@ from pathlib import Path
 from osgym.agents.policies.base import Policy
 from osgym.agents.policies.noop import NoopPolicy
 from osgym.agents.policies.scripted import ScriptedPolicy
+from osgym.episodes.focus import focus_violations
 from osgym.episodes.runner import EpisodeLimits, run_episode
 from osgym.episodes.trajectory import Trajectory
 from osgym.errors import OsgymError, ReplicaError
@@ -63,14 +65,16 @@ class Episode:
     steps: int
     seconds: float
     error: str | None
+    off_app: list[str] = field(default_factory=list)
+    """GUI input that did not go to the task's app (osgym.episodes.focus), as the apps test checks on seed 0."""
 
     @classmethod
-    def of(cls, t: Trajectory) -> Episode:
+    def of(cls, task: TaskSpec, t: Trajectory) -> Episode:
         took = (t.ended_at - t.started_at).total_seconds() if t.ended_at else 0.0
         error = f"{t.error_class}: {t.error_message}" if t.error_class else None
         if error is None and t.termination != "done":
             error = f"ended {t.termination}"
-        return cls(t.score, len(t.steps), took, error)
+        return cls(t.score, len(t.steps), took, error, focus_violations(task, t) if t.steps else [])
 
 
 @dataclass
@@ -88,6 +92,7 @@ class Row:
         out = []
         if self.oracle.error or self.oracle.score != 1.0:
             out.append(f"oracle scored {self.oracle.score}" + (f" ({self.oracle.error})" if self.oracle.error else ""))
+        out += [f"oracle input off the app: {v}" for v in self.oracle.off_app]
         if self.noop.error or self.noop.score != 0.0:
             out.append(f"noop scored {self.noop.score}" + (f" ({self.noop.error})" if self.noop.error else ""))
         return out
@@ -109,7 +114,7 @@ def _episode(pool: ReplicaPool, task: TaskSpec, policy: Policy, attempts: int = 
         start = time.monotonic()
         try:
             with pool.lease(timeout=600) as r:
-                return Episode.of(run_episode(r, task, policy, seed=7, limits=LIMITS))
+                return Episode.of(task, run_episode(r, task, policy, seed=7, limits=LIMITS))
         except ReplicaError as exc:
             if attempt == attempts:
                 return Episode(None, 0, time.monotonic() - start, f"{type(exc).__name__} (attempt {attempt}): {exc}")
@@ -167,8 +172,8 @@ def run_pass(load: str, jobs: list[tuple[str, int, TaskSpec]], image: str, repli
         p = Pass(load, stressor, os.getloadavg()[0])
         start = time.monotonic()
         with _sampling(p), ReplicaPool(image, replicas, standby=min(1, replicas), name=f"suite-check-{os.getpid()}",
-                                       screen=SCREEN, limits=limits_for("apps")) as pool, \
-                ThreadPoolExecutor(replicas, thread_name_prefix="episode") as ex:
+                                       screen=SCREEN, limits=limits_for("apps")) as pool:
+            ex = ThreadPoolExecutor(replicas, thread_name_prefix="episode")
             def one(job: tuple[str, int, TaskSpec]) -> Row:
                 suite, difficulty, task = job
                 oracle, noop = _episode(pool, task, ScriptedPolicy()), _episode(pool, task, NoopPolicy())
@@ -178,7 +183,12 @@ def run_pass(load: str, jobs: list[tuple[str, int, TaskSpec]], image: str, repli
                       flush=True)
                 return row
 
-            p.rows = list(ex.map(one, jobs))
+            try:
+                p.rows = [f.result() for f in [ex.submit(one, job) for job in jobs]]
+            finally:
+                # On Ctrl-C the queued variants are dropped and the pool closes at once: its replicas go, and
+                # the episodes still running end with a replica error instead of holding the exit for minutes.
+                ex.shutdown(wait=False, cancel_futures=True)
         p.seconds = time.monotonic() - start
     return p
 
@@ -204,7 +214,7 @@ def render(passes: list[Pass], argv: list[str], started: dt.datetime) -> str:
              f"- command: `{' '.join(['python3', 'scripts/suite_check.py', *argv])}`",
              f"- machine: {os.cpu_count()} cores, {mem_gib:.0f} GiB, {platform.platform()}",
              "- each row: a fresh apps replica per episode (setup included), the scripted oracle must score 1.0 "
-             "and noop 0.0", "",
+             "and noop 0.0, and every key and click it sends must go to the task's app (osgym.episodes.focus)", "",
              "## Loads", "",
              "| pass | stressor | load before | load mean | load max | episodes | wall s |",
              "|---|---|---|---|---|---|---|"]
@@ -233,6 +243,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", type=Path, default=ROOT / "docs" / "suite-check.md")
     ap.add_argument("--seeds", type=int, default=3, help="seeds 0..N-1 of every template")
+    ap.add_argument("--first-seed", type=int, default=0, help="start there instead of 0 (seeds S..S+N-1)")
     ap.add_argument("--passes", default="quiet,stress", help="quiet, stress or both (comma-separated)")
     ap.add_argument("--suites", default=None, help="comma-separated suite names (default: every apps-tier suite)")
     ap.add_argument("--templates", default=None, help="only these template ids (comma-separated)")
@@ -240,8 +251,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--stress-cpu", type=int, default=4, help="stress-ng --cpu N for the stress pass")
     a = ap.parse_args(args_in)
     passes = [x.strip() for x in a.passes.split(",") if x.strip()]
-    if not passes or set(passes) - {"quiet", "stress"} or a.seeds < 1 or a.replicas < 1:
-        ap.error("--passes takes quiet and/or stress; --seeds and --replicas at least 1")
+    if not passes or set(passes) - {"quiet", "stress"} or a.seeds < 1 or a.first_seed < 0 or a.replicas < 1:
+        ap.error("--passes takes quiet and/or stress; --seeds and --replicas at least 1, --first-seed at least 0")
     names = a.suites.split(",") if a.suites else [n for n in suites.list_suites() if suites.required_tier(n) == "apps"]
     wanted = set(a.templates.split(",")) if a.templates else None
     try:
@@ -253,7 +264,8 @@ def main(argv: list[str] | None = None) -> int:
         ap.error(f"not apps-tier suites: {not_apps}")
     if wanted and wanted - {t.id for _, t in chosen}:
         ap.error(f"--templates: no such template in {names}: {sorted(wanted - {t.id for _, t in chosen})}")
-    jobs = [(n, t.difficulty, t.variant(seed)) for seed in range(a.seeds) for n, t in chosen]
+    jobs = [(n, t.difficulty, t.variant(seed)) for seed in range(a.first_seed, a.first_seed + a.seeds)
+            for n, t in chosen]
     started = dt.datetime.now(dt.UTC)
     image = images.ensure_image("apps")
     print(f"{len(jobs)} variants x {len(passes)} passes x (oracle + noop) on {image}", flush=True)
