@@ -58,6 +58,12 @@ def media_save_playlist(rng: random.Random) -> dict[str, Any]:
     }
 
 
+def _entry(name: str, ext: str) -> str:
+    """How a saved playlist lists a recording beside it: VLC writes an M3U's entries as bare names on lines of
+    their own, an XSPF's as file URLs (so a removed name is not found inside a kept one's)."""
+    return f"\n{name}" if ext == "m3u" else f"/{name}</location>"
+
+
 def media_playlist_subset(rng: random.Random) -> dict[str, Any]:
     names = _recordings(rng, rng.randint(4, 6))
     removed = rng.sample(names, rng.randint(1, len(names) - 2))
@@ -66,8 +72,6 @@ def media_playlist_subset(rng: random.Random) -> dict[str, Any]:
     ext = rng.choice(["m3u", "xspf"])
     out_name = f"{rng.choice(WORDS)}-{rng.choice(['mix', 'list', 'set', 'picks', 'short'])}-{rng.randint(1, 99)}.{ext}"
     out = f"{folder}/{out_name}"
-    # VLC writes an M3U's entries next to it as bare names on lines of their own, an XSPF's as file URLs
-    entry = (lambda n: f"\n{n}") if ext == "m3u" else (lambda n: f"/{n}</location>")
     gone = removed[0] if len(removed) == 1 else f"{', '.join(removed[:-1])} and {removed[-1]}"
     return {
         "instruction": f"VLC is playing a list of {len(names)} recordings. Remove {gone} from the list and save "
@@ -76,7 +80,8 @@ def media_playlist_subset(rng: random.Random) -> dict[str, Any]:
         "config": [_tones(folder, names),
                    *open_app(["vlc", "--aout", "adummy", *[f"{folder}/{n}" for n in names]], VLC)],
         "evaluator": {"func": "check_include_exclude", "result": cmd(f"cat {q(out)}"),
-                      "expected": rule(include=[entry(n) for n in kept], exclude=[entry(n) for n in removed])},
+                      "expected": rule(include=[_entry(n, ext) for n in kept],
+                                       exclude=[_entry(n, ext) for n in removed])},
         # View > Playlist (Ctrl+L) shows the list in the player's window, one row per recording; each one to
         # remove is selected by a click on its title and deleted with Delete; then Save Playlist (Ctrl+Y),
         # whose file name's extension picks the format.
