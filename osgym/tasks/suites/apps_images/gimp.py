@@ -12,7 +12,7 @@ import io
 import random
 from typing import Any
 
-from PIL import Image, ImageDraw
+from PIL import Image, ImageChops, ImageDraw
 
 from osgym.tasks.generators import HOME, op, vm_file
 from osgym.tasks.suites.app_files import open_app, write_files
@@ -49,6 +49,7 @@ def _source(rng: random.Random, unit: tuple[int, int]) -> tuple[tuple[int, int],
 
 
 FIRST_OF_IMAGE = "Create a duplicate of this image"
+CROP_TO_CONTENT = "Crop the image to the extents of its content (remove empty borders from the image)"
 FIRST_OF_TRANSFORM = "Flip image horizontally"
 """What GIMP's status bar says while the first item of its Image menu (and of Image > Transform) is
 highlighted, as it is when the menu opens from the keyboard. GTK 2 does not tell the accessibility
@@ -130,4 +131,71 @@ def img_rotate(rng: random.Random) -> dict[str, Any]:
                    op("wait_enabled", window=stem, control=FIRST_OF_TRANSFORM, role="status-bar", timeout=30),
                    op("press", key=key),
                    op("wait_window", title=f") {h}x{w}", timeout=60), *_export(out, kind), DONE],
+    }
+
+
+def framed(rng: random.Random, width: int, height: int) -> tuple[Image.Image, tuple[int, int, int, int]]:
+    """A plain picture with seeded shapes inside a seeded box that keeps a margin on every side, and the
+    bounding box of its shapes (what cropping to the content keeps: the background is one exact colour)."""
+    bg = tuple(rng.randint(215, 250) for _ in range(3))
+    img = Image.new("RGB", (width, height), bg)
+    d = ImageDraw.Draw(img)
+    left, top = rng.randint(width // 12, width // 3), rng.randint(height // 12, height // 3)
+    right, bottom = width - rng.randint(width // 12, width // 3), height - rng.randint(height // 12, height // 3)
+    bw, bh = right - left, bottom - top
+    for _ in range(rng.randint(3, 5)):
+        x0, y0 = rng.randint(left, left + bw * 2 // 3), rng.randint(top, top + bh * 2 // 3)
+        box = (x0, y0, min(right, x0 + rng.randint(bw // 6, bw // 3)), min(bottom, y0 + rng.randint(bh // 6, bh // 3)))
+        (d.rectangle if rng.random() < 0.5 else d.ellipse)(box, fill=rng.choice(COLOURS))
+    bbox = ImageChops.difference(img, Image.new("RGB", img.size, bg)).getbbox()
+    assert bbox is not None  # shapes are never the background's colour (theirs are darker)
+    return img, bbox
+
+
+def img_crop(rng: random.Random) -> dict[str, Any]:
+    (aw, ah), u, stem, src = _source(rng, (60, 120))
+    img, bbox = framed(rng, aw * u, ah * u)
+    cropped = img.crop(bbox)
+    w, h = cropped.size
+    out, name, kind = _target(rng, stem)
+    return {
+        "instruction": f"Crop the picture open in GIMP to its shapes, removing the plain border around them "
+                       f"(it becomes {w}x{h}), and export it as ~/Pictures/{name}",
+        "related_apps": ["gimp"],
+        "config": [write_files({src: png(img)}), *open_app(["gimp", src], stem)],
+        "evaluator": _evaluator(out, cropped, f"expected-{name}.png"),
+        # Image > Crop to Content: its access key (o) is also Image Properties', so the key only highlights
+        # the first of them (the status bar shows which) and Enter runs it; the title then shows the new size.
+        "oracle": [op("wait_focused", window=stem, timeout=60), *_image_menu(), op("press", key="o"),
+                   op("wait_enabled", window=stem, control=CROP_TO_CONTENT, role="status-bar", timeout=30),
+                   op("press", key="enter"),
+                   op("wait_window", title=f") {w}x{h}", timeout=60), *_export(out, kind), DONE],
+    }
+
+
+FLIPS = {"horizontally": ("h", Image.Transpose.FLIP_LEFT_RIGHT, "left to right"),
+         "vertically": ("v", Image.Transpose.FLIP_TOP_BOTTOM, "top to bottom")}
+
+
+def img_flip(rng: random.Random) -> dict[str, Any]:
+    (aw, ah), u, stem, src = _source(rng, (40, 90))
+    img = picture(rng, aw * u, ah * u)
+    way = rng.choice(sorted(FLIPS))
+    key, transpose, words = FLIPS[way]
+    # another format than the source's: a JPEG, or a PNG under a new name (the source is a PNG)
+    ext, kind = rng.choice([("jpg", "JPEG"), ("jpeg", "JPEG")]) if rng.random() < 0.8 else ("png", "PNG")
+    name = f"{stem}-{rng.choice(['flipped', 'mirror', 'mirrored', 'turned', 'copy'])}.{ext}"
+    out = f"{HOME}/Pictures/{name}"
+    said = rng.choice([f"Flip the picture open in GIMP {way}", f"Mirror the picture open in GIMP {words}"])
+    return {
+        "instruction": f"{said}, then export it as {kind} to ~/Pictures/{name}",
+        "related_apps": ["gimp"],
+        "config": [write_files({src: png(img)}), *open_app(["gimp", src], stem)],
+        "evaluator": _evaluator(out, img.transpose(transpose), f"expected-{name}.png"),
+        # Image > Transform > Flip Horizontally/Vertically; the size stays, so the title's mark of a changed
+        # image (a leading *) is what shows that the flip is done.
+        "oracle": [op("wait_focused", window=stem, timeout=60), *_image_menu(), op("press", key="t"),
+                   op("wait_enabled", window=stem, control=FIRST_OF_TRANSFORM, role="status-bar", timeout=30),
+                   op("press", key=key),
+                   op("wait_window", title=f"*[{stem}]", timeout=60), *_export(out, kind), DONE],
     }
