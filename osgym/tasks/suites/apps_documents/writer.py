@@ -103,10 +103,9 @@ def doc_insert_table(rng: random.Random) -> dict[str, Any]:
         "evaluator": {"func": "compare_docx_tables", "result": vm_file(out),
                       "expected": vm_file(expected, "expected.docx"), "postconfig": [postconfig]},
         # Table > Insert Table... is the Table menu's first item; the dialog opens on its Name field, then
-        # Tab reaches Columns and Rows (their text selected, so typing replaces it). The dialog's window
-        # maps, and its Insert button shows, before the dialog has the keyboard focus: a Tab sent then
-        # goes into the document. So are the cells' keys once the dialog has gone, until Writer's window
-        # has the focus back. Both focuses are waited for.
+        # Tab reaches Columns and Rows (their text selected, so typing replaces it). A sensitive Insert
+        # button does not mean the dialog has the keyboard focus, nor does the dialog's going mean Writer
+        # has it back: a key sent in either gap lands elsewhere, so both focuses are waited for.
         "oracle": [_ready(window), op("hotkey", keys=["ctrl", "End"]), op("press", key="enter"),
                    *menu(window, ["alt", "a"], "Insert Table..."), op("press", key="enter"),
                    op("wait_enabled", window="Insert Table", control="Insert", timeout=60),
