@@ -23,9 +23,9 @@ from osgym.tasks.suites import generate, list_suites, required_tier, templates
 
 SUITES = {"apps-spreadsheet": "sheet-", "apps-documents": "doc-", "apps-presentations": "slides-"}
 TEMPLATES = [t for name in SUITES for t in templates(name)]
-GUI_OPS = {"click_window", "wait_window", "wait_gone", "wait_enabled", "wait_focused", "type", "press", "hotkey",
-           "click", "done"}
-INPUT_OPS = {"type", "press", "hotkey", "click", "click_window"}
+GUI_OPS = {"click_window", "wait_window", "wait_gone", "wait_enabled", "wait_focused", "wait_element", "click_element",
+           "type", "press", "hotkey", "click", "done"}
+INPUT_OPS = {"type", "press", "hotkey", "click", "click_window", "click_element"}
 DISTINCT = 2000
 
 
@@ -155,6 +155,22 @@ def test_a_pptx_deck_with_the_asked_texts_scores_one_and_one_without_them_zero(t
     assert _score(task, files) == 1.0
     assert _score(task, {**files, out: wrong}) == 0.0
     assert _score(task, {expected_getter["path"]: gold}) == 0.0
+
+
+@pytest.mark.parametrize("template_id", ["doc-line-spacing", "doc-find-replace"])
+def test_a_docx_made_as_asked_scores_one_and_the_untouched_input_zero(tmp_path: Path, template_id: str) -> None:
+    """The expected document (as the task asks it) passes, the input the setup writes does not."""
+    for seed in range(4):
+        task = _by_id(template_id).variant(seed)
+        ev = _evaluator(task)
+        src = task.instruction.split("~/Documents/", 1)[1].split(" ", 1)[0]
+        untouched, gold = tmp_path / f"{seed}-input.docx", tmp_path / f"{seed}-expected.docx"
+        untouched.write_bytes(_written(task, f"/home/user/Documents/{src}"))
+        gold.write_bytes(_written(task, ev["expected"]["path"]))
+        files = {ev["expected"]["path"]: gold}
+        assert _score(task, {**files, ev["result"]["path"]: gold}) == 1.0, (template_id, seed)
+        assert _score(task, {**files, ev["result"]["path"]: untouched}) == 0.0, (template_id, seed)
+        assert _score(task, files) == 0.0, (template_id, seed)
 
 
 def test_the_variants_of_one_seed_are_the_same_bytes() -> None:

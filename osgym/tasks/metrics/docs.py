@@ -1,6 +1,5 @@
-"""Word-document metrics, after OSWorld's: text, tables, formatting and layout of ``.docx`` files.
-
-Highlighting and coloured text are checked in :mod:`.docs_marks`.
+"""Word-document metrics, after OSWorld's: text, tables, formatting and layout of ``.docx`` files
+(``compare_docx_files`` reads ``.odt`` too); highlighting and coloured text are checked in :mod:`.docs_marks`.
 
 A result document that is missing or unreadable scores 0.0; an unreadable expected document is the
 task's fault and raises ``ValueError`` (reported as an evaluator error).
@@ -23,6 +22,7 @@ from rapidfuzz import fuzz
 
 from osgym.tasks.metrics import metric
 from osgym.tasks.metrics._files import too_big
+from osgym.tasks.metrics._odt import odt_paragraphs
 
 __all__ = ["DocxOptions", "compare_docx_files"]
 
@@ -51,7 +51,7 @@ class DocxOptions(BaseModel):
 
 
 def _paragraphs(path: str) -> list[str]:
-    return [p.text for p in Document(path).paragraphs]
+    return odt_paragraphs(path) if path.endswith(".odt") else [p.text for p in Document(path).paragraphs]
 
 
 def _joined(paragraphs: list[str], lower: bool) -> str:
@@ -63,12 +63,13 @@ def _joined(paragraphs: list[str], lower: bool) -> str:
 def compare_docx_files(result: str | None, expected: str | None, options: DocxOptions) -> float:
     """How closely the result document's text matches the expected one's: 1.0 equal, 0.0 different or unreadable.
 
-    Only ``.docx`` files are compared; any other file scores 0.0, as in OSWorld.
+    Both ``.docx`` (body paragraphs) or both ``.odt`` (body, then headers and footers), as in OSWorld; else 0.0.
 
     Raises:
         ValueError: if the expected document cannot be read.
     """
-    if not result or not expected or not (result.endswith(".docx") and expected.endswith(".docx")):
+    kinds = {p.rsplit(".", 1)[-1] for p in (result, expected) if p}
+    if not result or not expected or len(kinds) != 1 or not kinds <= {"docx", "odt"}:
         return 0.0
     if too_big(result):
         return 0.0

@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from osgym.tasks.metrics import metric
 from osgym.tasks.metrics._colour import delta_e_2000
 from osgym.tasks.metrics._files import too_big
+from osgym.tasks.metrics._odt import odt_paragraph, odt_parts
 from osgym.tasks.metrics.docs import DocxOptions, compare_docx_files
 from osgym.tasks.metrics.docs import _result as open_docx  # the agent's document, size-checked, or None
 
@@ -62,34 +63,9 @@ def compare_highlighted_text(result: str | None, expected: str | None) -> float:
         return 0.0
 
 
-def _odt_parts(path: str) -> list[ElementTree.Element]:
-    """The roots of an OpenDocument file's content.xml and (if present) styles.xml, in that order.
-
-    Raises:
-        KeyError: if the file has no content.xml (it is no OpenDocument file).
-    """
-    with zipfile.ZipFile(path) as z:
-        roots = [ElementTree.fromstring(z.read("content.xml"))]
-        if "styles.xml" in z.namelist():  # headers and footers, and their automatic styles
-            roots.append(ElementTree.fromstring(z.read("styles.xml")))
-    return roots
-
-
-def _odt_paragraph(p: ElementTree.Element) -> str:
-    """A paragraph's text as OSWorld reads it: its own text and that of its direct spans (nested spans,
-    links, and spaces written as ``text:s`` are left out)."""
-    parts = [p.text or ""]
-    for child in p:
-        if child.tag == f"{{{_TEXT}}}span":
-            parts.append(child.text or "")
-            parts.extend(inner.tail or "" for inner in child)
-        parts.append(child.tail or "")
-    return "".join(parts)
-
-
 def _odt_text(parts: list[ElementTree.Element]) -> str:
     """All paragraphs (body first, then headers and footers), joined, whitespace runs as one space."""
-    paragraphs = [_odt_paragraph(p) for root in parts for p in root.iter(f"{{{_TEXT}}}p")]
+    paragraphs = [odt_paragraph(p) for root in parts for p in root.iter(f"{{{_TEXT}}}p")]
     return re.sub(r"\s+", " ", "\n".join(paragraphs)).strip()
 
 
@@ -119,13 +95,13 @@ def check_highlighted_words(result: str | None, expected: str | None) -> float:
     if not expected or not expected.endswith(".odt"):
         raise ValueError(f"check_highlighted_words needs an expected .odt document, actual {expected!r}")
     try:
-        want = _odt_text(_odt_parts(expected))
+        want = _odt_text(odt_parts(expected))
     except _UNREADABLE as exc:
         raise ValueError(f"expected document {expected} cannot be read: {exc}") from exc
     if not result or not result.endswith(".odt") or too_big(result):
         return 0.0
     try:
-        got = _odt_parts(result)
+        got = odt_parts(result)
     except _UNREADABLE:
         return 0.0
     return 1.0 if _odt_text(got) == want and not _has_yellow_span(got) else 0.0

@@ -103,14 +103,18 @@ def doc_insert_table(rng: random.Random) -> dict[str, Any]:
         "evaluator": {"func": "compare_docx_tables", "result": vm_file(out),
                       "expected": vm_file(expected, "expected.docx"), "postconfig": [postconfig]},
         # Table > Insert Table... is the Table menu's first item; the dialog opens on its Name field, then
-        # Tab reaches Columns and Rows (their text selected, so typing replaces it).
+        # Tab reaches Columns and Rows (their text selected, so typing replaces it). A sensitive Insert
+        # button does not mean the dialog has the keyboard focus, nor does the dialog's going mean Writer
+        # has it back: a key sent in either gap lands elsewhere, so both focuses are waited for.
         "oracle": [_ready(window), op("hotkey", keys=["ctrl", "End"]), op("press", key="enter"),
                    *menu(window, ["alt", "a"], "Insert Table..."), op("press", key="enter"),
                    op("wait_enabled", window="Insert Table", control="Insert", timeout=60),
+                   op("wait_focused", window="Insert Table", role="text", timeout=60),
                    op("press", key="tab"), op("type", text=str(cols)), op("press", key="tab"),
                    op("type", text=str(rows)), op("wait_enabled", window="Insert Table", control="Insert"),
                    op("press", key="enter"), op("wait_gone", title="Insert Table", timeout=60),
-                   op("type", text="\t".join(c for r in table for c in r)), *save_as(out, WRITER), DONE],
+                   _ready(window), op("type", text="\t".join(c for r in table for c in r)),
+                   *save_as(out, WRITER), DONE],
     }
 
 
