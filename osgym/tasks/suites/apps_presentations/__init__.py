@@ -1,5 +1,6 @@
 """The ``apps-presentations`` suite: LibreOffice Impress tasks on the ``apps`` tier, evaluated by
-``compare_pptx_files`` against a deck python-pptx builds from the variant's texts.
+``compare_pptx_files`` against a deck python-pptx builds from the variant's texts, or (a slide's layout,
+a picture on it: :mod:`.slide_edits`) by ``check_include_exclude`` on facts read from the saved package.
 
 Oracles work Impress by keys: Tab selects a slide's next placeholder, Enter edits it, Escape leaves it,
 Ctrl+M adds a slide; they wait for the selection and the caret (from the accessibility tree) before
