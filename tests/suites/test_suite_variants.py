@@ -33,7 +33,9 @@ from tests.metrics.conftest import NEEDED
 from tests.osworld_venv import desktop_env_venv
 
 SEEDS = 5000
-BUDGET_S = 60  # per suite on a loaded 2-core machine; about 5 s quiet
+BUDGET_S = 60
+"""CPU seconds per suite, about 5-20 quiet. CPU time, not wall time: at load 35-40 on 2 cores the same work
+took 84-87 s of wall time (a machine's queue, not the generators' cost, which is what this bounds)."""
 SUITES = suites.list_suites()
 OSWORLD_ONLY = {"id", "snapshot", "trajectory"}
 """Fields an exported file sets for OSWorld that a generated task leaves out (the id becomes a UUID)."""
@@ -63,7 +65,7 @@ class Checked:
 def _check(name: str) -> Checked:
     """Every seed's variant round-trips through its exported JSON (asserted here); its identities and clashes.
     Cached: the tests below share one pass over each suite."""
-    start = time.monotonic()
+    start = time.process_time()
     difficulty = {t.id: t.difficulty for t in suites.templates(name)}
     first: dict[str, tuple[str, str]] = {}  # identity -> (content key, "template seed")
     clashes: list[str] = []
@@ -77,13 +79,13 @@ def _check(name: str) -> Checked:
         seen = first.setdefault(key, (content, where))
         if seen[0] != content:
             clashes.append(f"{where} and {seen[1]}")
-    return Checked(frozenset(first), tuple(clashes), time.monotonic() - start)
+    return Checked(frozenset(first), tuple(clashes), time.process_time() - start)
 
 
 @pytest.mark.parametrize("name", SUITES)
 def test_5000_seeds_are_valid_round_trip_and_distinct(name: str) -> None:
     checked = _check(name)
-    print(f"{name}: {SEEDS} seeds, {len(checked.distinct)} distinct variants, {checked.seconds:.1f} s")
+    print(f"{name}: {SEEDS} seeds, {len(checked.distinct)} distinct variants, {checked.seconds:.1f} CPU s")
     assert not checked.clashes, f"{name}: different variants, same instruction, initial files and expected " \
                                 f"result: {list(checked.clashes[:5])} ({len(checked.clashes)} in all)"
     assert checked.seconds < BUDGET_S
