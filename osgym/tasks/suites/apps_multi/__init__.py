@@ -111,8 +111,8 @@ def multi_table_to_sheet(rng: random.Random) -> dict[str, Any]:
                    *open_browser(["chromium", f"file://{page}"], title), side_by_side(rng, title, CALC)],
         "evaluator": {"func": "compare_table", "result": vm_file(out), "options": {"rules": rules}},
         # A click in the middle of the sheet's window brings Calc to the front with the focus on the sheet (the
-        # table; Ctrl+Home then goes to A1). Calc pastes a web page's table as HTML, after its Import Options dialog (language,
-        # number detection).
+        # table; Ctrl+Home then goes to A1). Calc pastes a web page's table as HTML, after its Import Options
+        # dialog (language, number detection).
         "oracle": [op("wait_focused", window=title, timeout=60), op("hotkey", keys=["ctrl", "a"]),
                    op("hotkey", keys=["ctrl", "c"]), op("click_window", title=CALC),
                    op("wait_focused", window=CALC, role="table", timeout=30), op("hotkey", keys=["ctrl", "Home"]),
