@@ -51,23 +51,30 @@ _TILE = ("python3 - {left} {right} {split} {active} <<'PY'\n"
          "    for args in (['-b', 'remove,maximized_vert,maximized_horz'], ['-e', f'0,{{x}},{{y}},{{ww}},{{hh}}']):\n"
          "        subprocess.run(['wmctrl', '-i', '-r', hex(wid), *args], check=True)\n"
          "first = find(active)\n"
+         "def now():\n"
+         "    return root.get_full_property(d.intern_atom('_NET_ACTIVE_WINDOW'), X.AnyPropertyType).value[0]\n"
          "for wid in sorted(want, key=lambda i: i == first):\n"
          "    subprocess.run(['wmctrl', '-i', '-a', hex(wid)], check=True)\n"
+         "    for _ in range(100):\n"
+         "        if now() == wid:\n"
+         "            break\n"
+         "        time.sleep(0.1)\n"
          "for _ in range(100):\n"
-         "    now = root.get_full_property(d.intern_atom('_NET_ACTIVE_WINDOW'), X.AnyPropertyType).value[0]\n"
          "    at = {{}}\n"
          "    for wid in want:\n"
          "        win = d.create_resource_object('window', wid)\n"
          "        g, p = win.get_geometry(), root.translate_coords(win, 0, 0)\n"
          "        at[wid] = (p.x, p.y, g.width, g.height)\n"
-         "    if now == first and all(max(abs(a - b) for a, b in zip(at[i], want[i])) < 60 for i in want):\n"
+         "    if now() == first and all(max(abs(a - b) for a, b in zip(at[i], want[i])) < 60 for i in want):\n"
          "        sys.exit(0)\n"
          "    time.sleep(0.1)\n"
-         "sys.exit(f'windows at {{at}}, active {{now:#x}}; wanted {{want}}, active {{first:#x}}')\n"
+         "sys.exit(f'windows at {{at}}, active {{now():#x}}; wanted {{want}}, active {{first:#x}}')\n"
          "PY")
 """Put the window titled ``left`` on the left ``split`` thousandths of the screen below the panel and ``right``
 on the rest, raise both (over the distractor, opened before the last app) and activate ``active``, then wait
-(at most 10 s) until the window manager reports that layout (within 60 px, as osgym.tasks.variation does)."""
+(at most 10 s) until the window manager reports that layout (within 60 px, as osgym.tasks.variation does).
+Each activation is waited for before the next, so that the app activated first does not take the focus back
+from the one the task starts in."""
 
 
 def side_by_side(rng: random.Random, start: str, other: str) -> dict[str, Any]:
