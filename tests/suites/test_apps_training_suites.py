@@ -1,4 +1,4 @@
-"""The apps-tier training suites (apps-browser, apps-images, apps-media, apps-mail, apps-code)
+"""The apps-tier training suites (apps-browser, apps-images, apps-media, apps-mail, apps-code, apps-multi)
 without replicas: every template's variants are valid task files, distinct, with at least 2,000 distinct
 instructions, and oracles that wait for the app's focus before their first input. The episodes (oracle
 1.0, noop 0.0) run in tests/apps/test_apps_suites.py."""
@@ -11,7 +11,7 @@ from osgym.tasks.generators import Template, content_key
 from osgym.tasks.suites import generate, list_suites, required_tier, templates
 
 SUITES = {"apps-browser": "web-", "apps-images": "img-", "apps-media": "media-", "apps-mail": "mail-",
-          "apps-code": "code-"}
+          "apps-code": "code-", "apps-multi": "multi-"}
 TEMPLATES = [t for s in SUITES for t in templates(s)]
 INPUT_OPS = {"type", "press", "hotkey", "click", "click_window"}
 SEEDS = 2600

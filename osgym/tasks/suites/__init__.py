@@ -27,6 +27,7 @@ from osgym.tasks.suites import (
     apps_images,
     apps_mail,
     apps_media,
+    apps_multi,
     apps_presentations,
     apps_smoke,
     apps_spreadsheet,
@@ -34,11 +35,9 @@ from osgym.tasks.suites import (
 )
 from osgym.tasks.variation import DEFAULT as DEFAULT_VARIATION
 
-# apps_multi (a page's table into Calc) is not registered yet: its oracle switches apps with Alt+Tab, which
-# lands on the seeded distractor window, and the apps test's focus check allows keys into one app only.
 SUITES: dict[str, ModuleType] = {m.NAME: m for m in (desktop_basics, apps_smoke, apps_spreadsheet, apps_documents,
                                                      apps_presentations, apps_browser, apps_images, apps_media,
-                                                     apps_mail, apps_code)}
+                                                     apps_mail, apps_code, apps_multi)}
 for _suite in SUITES.values():
     if getattr(_suite, "TIER", None) == "apps":
         # Window geometry, theme, zoom and a distractor, seeded per variant (osgym.tasks.variation); a

@@ -9,7 +9,9 @@ from osgym.tasks.generators import Template
 from osgym.tasks.suites.apps_browser.pages import (
     web_bookmark_page,
     web_download_file,
+    web_find_in_page,
     web_follow_links,
+    web_font_size,
     web_table_lookup,
 )
 
@@ -24,6 +26,10 @@ TEMPLATES: list[Template] = [
              web_follow_links, difficulty=2),
     Template("web-bookmark-page", "chrome", "bookmark the open page under a given name", web_bookmark_page,
              difficulty=1),
+    Template("web-find-in-page", "chrome", "find an entry in a long page and send a value it gives in the page's form",
+             web_find_in_page, difficulty=2),
+    Template("web-font-size", "chrome", "set the browser's default font size in its settings", web_font_size,
+             difficulty=2),
     Template("web-download-file", "chrome", "download one of several files linked from a page", web_download_file,
              difficulty=1),
 ]

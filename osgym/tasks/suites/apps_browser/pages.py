@@ -12,7 +12,7 @@ from collections.abc import Callable
 from html import escape
 from typing import Any
 
-from osgym.tasks.generators import HOME, cmd, op, q, rule
+from osgym.tasks.generators import HOME, cmd, execute, op, q, rule
 from osgym.tasks.suites.app_files import poll_then, write_files
 from osgym.tasks.suites.apps_smoke.browser import PAGE_URLS
 from osgym.tasks.suites.apps_smoke.common import ANIMALS, DONE, NAMES, WORDS, open_app
@@ -154,4 +154,78 @@ def web_download_file(rng: random.Random) -> dict[str, Any]:
                       "expected": rule(include=[names[k]], exclude=[".crdownload", *others])},
         "oracle": [op("wait_focused", window=f"{project} downloads", role="link", timeout=30), *_tabs_then_enter(k),
                    DONE],
+    }
+
+
+BAYS = "ABCDEFGHJKLMNPRSTUVW"
+
+
+def web_find_in_page(rng: random.Random) -> dict[str, Any]:
+    """Search within a page: find one entry among well over a screenful (Ctrl+F) and send a value it gives in
+    the form that stays at the top of the page."""
+    depot = f"{rng.choice(WORDS).title()} {rng.choice(['depot', 'warehouse', 'store room', 'yard', 'archive'])}"
+    field = rng.choice(["Bay", "Location", "Place"])
+    codes = rng.sample([f"{w}-{a}-{n}" for w in WORDS for a in ANIMALS for n in range(10, 100, 7)],
+                       rng.randint(120, 180))
+    bays = [f"{rng.choice(BAYS)}-{rng.randint(1, 60)}" for _ in codes]
+    k = rng.randrange(len(codes) // 2, len(codes))  # below the first screenful at any zoom
+    entries = "\n".join(f"<p>Part {c}: {rng.randint(1, 400)} units in bay {b}, checked "
+                        f"{rng.randint(1, 28)}/{rng.randint(1, 12)}.</p>" for c, b in zip(codes, bays, strict=True))
+    title = f"{depot.title()} stock list"
+    path = f"{SITE_DIR}/{rng.choice(NAMES)}-{rng.choice(ANIMALS)}-{rng.randint(10, 99)}.html"
+    body = ('<form style="position: sticky; top: 0; background: #eef; padding: 8px">'
+            f'<label>{field} <input name="place"></label> <button type="submit">Send</button></form>\n'
+            f"{entries}\n<script>if (location.search) {{ document.title = 'Received'; }}</script>")
+    return {
+        "instruction": f"The browser shows the {title}, a long list of parts. Find part {codes[k]} on it, type the "
+                       f"bay it is in into the {field} field at the top of the page and send the form.",
+        "related_apps": ["chrome"],
+        "config": [write_files({path: _page(title, body, focus="input")}),
+                   *open_app([*CHROMIUM, f"file://{path}"], title)],
+        "evaluator": {"func": "check_include_exclude", "result": cmd(PAGE_URLS),
+                      "expected": rule(include=[f"file://{path}?place={bays[k]}"], exclude=[])},
+        # Find in page (Ctrl+F, the text, Escape) scrolls to the entry and leaves the focus on the page, not in
+        # the field: a click on the field (it stays in sight at the top) puts the caret back there.
+        "oracle": [op("wait_focused", window=title, role="entry", timeout=30), op("hotkey", keys=["ctrl", "f"]),
+                   op("type", text=codes[k]), op("press", key="enter"), op("press", key="Escape"),
+                   op("click_element", window=title, name=field, role="entry", timeout=30),
+                   op("wait_focused", window=title, role="entry", timeout=30), op("type", text=f"{bays[k]}\n"),
+                   op("wait_window", title="Received - Chromium", timeout=30), DONE],
+    }
+
+
+FONT_SIZES = [9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 20, 22, 24, 26, 28, 30, 32, 34, 36, 40, 44, 48, 56, 64, 72]
+"""The stops of the Font size slider in chrome://settings/fonts (its arrow keys step through them)."""
+PREFERENCES = f"{HOME}/.config/chromium/Default/Preferences"
+TOPIC_KINDS = ["recipes", "timetable", "notes", "guide", "rules", "news", "minutes", "letters", "menu", "diary",
+               "manual", "stories"]
+
+
+def web_font_size(rng: random.Random) -> dict[str, Any]:
+    """Settings: the default font size (``webkit.webprefs.default_font_size`` in the profile's Preferences, read
+    with OSWorld's ``chrome_font_size`` getter and ``check_font_size`` metric)."""
+    topic = f"{rng.choice(WORDS).title()} {rng.choice(TOPIC_KINDS)}"
+    size = rng.choice([s for s in FONT_SIZES[:19] if s != 16])
+    reason = rng.choice(["to read comfortably", "to read from where you sit", "on this screen", "for a long read"])
+    path = f"{SITE_DIR}/{topic.lower().replace(' ', '-')}-{rng.choice(ANIMALS)}-{rng.randint(10, 99)}.html"
+    feel = "too small" if size > 16 else "too large"
+    # Chromium writes Preferences some seconds after a change: the evaluator waits (at most 30 s) for the size
+    # asked for, then reads the file as OSWorld does; another size (or none) still scores 0.
+    settle = execute(f"for i in $(seq 120); do grep -q '\"default_font_size\":{size}[,}}]' {q(PREFERENCES)} "
+                     "2>/dev/null && break; sleep 0.25; done; true")
+    return {
+        "instruction": f"The text of the page '{topic}' open in the browser is {feel} {reason}. In the "
+                       f"browser's settings, set the font size of all pages to {size}.",
+        "related_apps": ["chrome"],
+        "config": [write_files({path: _page(topic, f"<p>All about {escape(topic.lower())}.</p>", focus="body")}),
+                   *open_app([*CHROMIUM, f"file://{path}"], topic)],
+        "evaluator": {"func": "check_font_size", "result": {"type": "chrome_font_size"},
+                      "expected": {"type": "rule", "rules": {"type": "value", "value": size}},
+                      "postconfig": [settle]},
+        # chrome://settings/fonts has the Font size slider at its top. A click on it moves it to where it was
+        # clicked; Home then puts it on its first stop and each Right goes one stop on.
+        "oracle": [op("wait_focused", window=topic, timeout=30), op("hotkey", keys=["ctrl", "l"]),
+                   op("type", text="chrome://settings/fonts\n"),
+                   op("click_element", window="Customize fonts", name="Font size", role="slider", timeout=30),
+                   op("press", key="Home"), *[op("press", key="Right")] * FONT_SIZES.index(size), DONE],
     }
