@@ -95,7 +95,8 @@ def sheet_insert_chart(rng: random.Random) -> dict[str, Any]:
         # Ctrl+S saves in place and Ctrl+Q quits once that save is done (keys are handled in order), so the
         # window going away shows the file is written, without reading the tree.
         "oracle": [_ready(title), *save_as(out, CALC), _ready(saved), op("hotkey", keys=["ctrl", "Home"]),
-                   op("hotkey", keys=["shift", "right"]), *(op("hotkey", keys=["shift", "down"]) for _ in range(n)),
+                   # Ctrl+Shift+Down extends the selection to the table's last row (no blank cell in A or B)
+                   op("hotkey", keys=["shift", "right"]), op("hotkey", keys=["ctrl", "shift", "down"]),
                    # Insert > Chart... (access key C) opens the wizard on its type list; Alt+F is its Finish.
                    *menu(saved, ["alt", "i"], "Chart..."), op("press", key="c"),
                    op("wait_focused", window="Chart Type", role="tree-table", timeout=60), *_down(position),
