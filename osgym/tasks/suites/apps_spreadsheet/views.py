@@ -1,11 +1,12 @@
 """apps-spreadsheet templates judged against an expected workbook: a chart over a range, frozen panes and
 a standard filter.
 
-``compare_table``'s ``chart``, ``freeze`` and ``filter`` rules compare the agent's sheet with a sheet of an expected
-workbook, which the evaluator's postconfig writes into the replica after the agent has finished. Only
-the chart (type, bar direction, series ranges), the panes or the auto-filter (range, column, kept
-values) of that workbook matter to the rule, so it is
-built once per distinct chart, pane or filter (cached) with openpyxl, its bytes fixed by ``fixed_zip``.
+``compare_table``'s ``chart``, ``freeze`` and ``filter`` rules compare the agent's sheet with a sheet of
+an expected workbook, which the evaluator's postconfig writes into the replica after the agent has
+finished. Only the chart (type, bar direction, series ranges), the panes or the auto-filter (range,
+column, kept values) of that workbook matter to the rule, so it is built once per distinct chart, pane
+or filter (cached) with openpyxl, its bytes fixed by ``fixed_zip``; ``check_cell`` rules beside it check
+that the agent's table is still there.
 
 LibreOffice 7.4 crashes when its accessibility tree is walked while a new chart is in edit mode (right
 after the Chart Wizard closes), so the chart oracle reads no tree after the wizard (see its comment).
