@@ -102,7 +102,9 @@ def sheet_insert_chart(rng: random.Random) -> dict[str, Any]:
                    *menu(saved, ["alt", "i"], "Chart..."), op("press", key="c"),
                    op("wait_focused", window="Chart Type", role="tree-table", timeout=60), *_down(position),
                    op("hotkey", keys=["alt", "f"]), op("wait_gone", title="Chart Type", timeout=60),
-                   op("press", key="Escape"), op("press", key="Escape"), op("hotkey", keys=["ctrl", "s"]),
+                   # Escape leaves the chart's edit mode, then its selection; a third in case the first came before
+                   # the chart took the focus back from the closing wizard (Ctrl+S is lost in edit mode)
+                   *(op("press", key="Escape") for _ in range(3)), op("hotkey", keys=["ctrl", "s"]),
                    op("hotkey", keys=["ctrl", "q"]), op("wait_gone", title=saved, timeout=90), DONE],
     }
 
