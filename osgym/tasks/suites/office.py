@@ -159,8 +159,12 @@ def docx_with_table(paragraphs: list[str], table: list[list[str]]) -> bytes:
 
     grid = "".join("<w:gridCol/>" for _ in table[0])
     rows = "".join("<w:tr>" + "".join(f"<w:tc>{par(c)}</w:tc>" for c in row) + "</w:tr>" for row in table)
-    body = "".join(par(p) for p in paragraphs) + f"<w:tbl><w:tblGrid>{grid}</w:tblGrid>{rows}</w:tbl>"
-    base = docx_bytes([""])  # the smallest package; its body is replaced below
+    return docx_with_body("".join(par(p) for p in paragraphs) + f"<w:tbl><w:tblGrid>{grid}</w:tblGrid>{rows}</w:tbl>")
+
+
+def docx_with_body(body: str) -> bytes:
+    """The smallest Word package with ``body`` (WordprocessingML inside ``<w:body>``), deterministic bytes."""
+    base = docx_bytes([""])
     out = io.BytesIO()
     with zipfile.ZipFile(io.BytesIO(base)) as src, zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as dst:
         for name in src.namelist():

@@ -18,9 +18,9 @@ from xml.sax.saxutils import escape
 
 from osgym.tasks.generators import cmd, op, q, rule, vm_file
 from osgym.tasks.suites.apps_documents.writer import DOCS, WRITER, _opened, _ready, _sentences, _stem
-from osgym.tasks.suites.apps_smoke.common import ANIMALS, DONE, docx_bytes, save_as, write_expected
+from osgym.tasks.suites.apps_smoke.common import ANIMALS, DONE, save_as, write_expected
 from osgym.tasks.suites.apps_spreadsheet.calc import CITIES, PEOPLE
-from osgym.tasks.suites.office import FIXED_TIME, menu
+from osgym.tasks.suites.office import FIXED_TIME, docx_with_body, menu
 
 _ODF = ('xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" '
         'xmlns:style="urn:oasis:names:tc:opendocument:xmlns:style:1.0" '
@@ -151,22 +151,11 @@ def docx_spaced(paragraphs: list[str], lines: list[int | None]) -> bytes:
     >>> [p.paragraph_format.line_spacing for p in d.paragraphs]
     [None, 1.5]
     """
-    base = docx_bytes([""])  # the smallest package; its body is replaced below
-
     def par(text: str, line: int | None) -> str:
         spacing = f'<w:pPr><w:spacing w:line="{line}" w:lineRule="auto"/></w:pPr>' if line else ""
         return f'<w:p>{spacing}<w:r><w:t xml:space="preserve">{escape(text)}</w:t></w:r></w:p>'
 
-    body = "".join(par(t, n) for t, n in zip(paragraphs, lines, strict=True))
-    out = io.BytesIO()
-    with zipfile.ZipFile(io.BytesIO(base)) as src, zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as dst:
-        for name in src.namelist():
-            data = src.read(name)
-            if name == "word/document.xml":
-                head, _, _ = data.decode().partition("<w:body>")
-                data = f"{head}<w:body>{body}</w:body></w:document>".encode()
-            dst.writestr(zipfile.ZipInfo(name, date_time=FIXED_TIME), data, compress_type=zipfile.ZIP_DEFLATED)
-    return out.getvalue()
+    return docx_with_body("".join(par(t, n) for t, n in zip(paragraphs, lines, strict=True)))
 
 
 def doc_line_spacing(rng: random.Random) -> dict[str, Any]:
