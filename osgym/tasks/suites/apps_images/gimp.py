@@ -112,6 +112,14 @@ ROTATIONS = {"clockwise": ("Rotate 90° clockwise", "c", Image.Transpose.ROTATE_
              "counter-clockwise": ("Rotate 90° counter-clockwise", "w", Image.Transpose.ROTATE_90)}
 
 
+def _transform(stem: str, key: str, *, done_title: str, out: str, kind: str) -> list[dict[str, Any]]:
+    """Image > Transform > the item of access key ``key``, then the export, once the title shows
+    ``done_title`` (the swapped size of a rotation, or the leading * of a changed image)."""
+    return [op("wait_focused", window=stem, timeout=60), *_image_menu(), op("press", key="t"),
+            op("wait_enabled", window=stem, control=FIRST_OF_TRANSFORM, role="status-bar", timeout=30),
+            op("press", key=key), op("wait_window", title=done_title, timeout=60), *_export(out, kind), DONE]
+
+
 def img_rotate(rng: random.Random) -> dict[str, Any]:
     (aw, ah), u, stem, src = _source(rng, (40, 90))
     while aw == ah:
@@ -127,10 +135,7 @@ def img_rotate(rng: random.Random) -> dict[str, Any]:
         "config": [write_files({src: png(img)}), *open_app(["gimp", src], stem)],
         "evaluator": _evaluator(out, img.transpose(transpose), f"expected-{name}.png"),
         # Image > Transform > Rotate 90°...; the title then shows the swapped size.
-        "oracle": [op("wait_focused", window=stem, timeout=60), *_image_menu(), op("press", key="t"),
-                   op("wait_enabled", window=stem, control=FIRST_OF_TRANSFORM, role="status-bar", timeout=30),
-                   op("press", key=key),
-                   op("wait_window", title=f") {h}x{w}", timeout=60), *_export(out, kind), DONE],
+        "oracle": _transform(stem, key, done_title=f") {h}x{w}", out=out, kind=kind),
     }
 
 
@@ -194,8 +199,5 @@ def img_flip(rng: random.Random) -> dict[str, Any]:
         "evaluator": _evaluator(out, img.transpose(transpose), f"expected-{name}.png"),
         # Image > Transform > Flip Horizontally/Vertically; the size stays, so the title's mark of a changed
         # image (a leading *) is what shows that the flip is done.
-        "oracle": [op("wait_focused", window=stem, timeout=60), *_image_menu(), op("press", key="t"),
-                   op("wait_enabled", window=stem, control=FIRST_OF_TRANSFORM, role="status-bar", timeout=30),
-                   op("press", key=key),
-                   op("wait_window", title=f"*[{stem}]", timeout=60), *_export(out, kind), DONE],
+        "oracle": _transform(stem, key, done_title=f"*[{stem}]", out=out, kind=kind),
     }
