@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import io
-import zipfile
 from pathlib import Path
 
 import pytest
@@ -12,20 +11,12 @@ from docx.shared import RGBColor
 
 from osgym.tasks import metrics
 from osgym.tasks.metrics._colour import delta_e_2000
+from osgym.tasks.suites.office import ODF_NAMESPACES, odt_package
 from tests.metrics.cases import Case, File, check, ids, parity
 from tests.metrics.conftest import OSWorld
 
-_NS = ('xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" '
-       'xmlns:style="urn:oasis:names:tc:opendocument:xmlns:style:1.0" '
-       'xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0" '
-       'xmlns:fo="urn:oasis:names:tc:opendocument:xmlns:xsl-fo-compatible:1.0" office:version="1.3"')
-_MANIFEST = ('<?xml version="1.0" encoding="UTF-8"?><manifest:manifest '
-             'xmlns:manifest="urn:oasis:names:tc:opendocument:xmlns:manifest:1.0" manifest:version="1.3">'
-             '<manifest:file-entry manifest:full-path="/" '
-             'manifest:media-type="application/vnd.oasis.opendocument.text"/>'
-             '<manifest:file-entry manifest:full-path="content.xml" manifest:media-type="text/xml"/>'
-             '<manifest:file-entry manifest:full-path="styles.xml" manifest:media-type="text/xml"/>'
-             '</manifest:manifest>')
+_FO = 'xmlns:fo="urn:oasis:names:tc:opendocument:xmlns:xsl-fo-compatible:1.0"'
+_NS = ODF_NAMESPACES.replace(" office:version", f" {_FO} office:version")
 
 
 def _text_style(name: str, background: str | None) -> str:
@@ -49,13 +40,7 @@ def odt(background: str | None = None, marked: str = "highlighted words", header
               '<office:master-styles><style:master-page style:name="Standard"><style:header>'
               '<text:p><text:span text:style-name="MT1">Phone script</text:span></text:p>'
               '</style:header></style:master-page></office:master-styles></office:document-styles>')
-    out = io.BytesIO()
-    with zipfile.ZipFile(out, "w") as z:
-        z.writestr("mimetype", "application/vnd.oasis.opendocument.text", compress_type=zipfile.ZIP_STORED)
-        z.writestr("META-INF/manifest.xml", _MANIFEST)
-        z.writestr("content.xml", content)
-        z.writestr("styles.xml", styles)
-    return out.getvalue()
+    return odt_package(content, styles)
 
 
 GOLD = File(odt(), "gold.odt")

@@ -174,3 +174,29 @@ def docx_with_body(body: str) -> bytes:
                 data = f"{head}<w:body>{body}</w:body></w:document>".encode()
             dst.writestr(zipfile.ZipInfo(name, date_time=FIXED_TIME), data, compress_type=zipfile.ZIP_DEFLATED)
     return out.getvalue()
+
+
+ODF_NAMESPACES = ('xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" '
+                  'xmlns:style="urn:oasis:names:tc:opendocument:xmlns:style:1.0" '
+                  'xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0" office:version="1.3"')
+"""The namespaces of an OpenDocument text's content.xml and styles.xml root elements."""
+_ODF_MANIFEST = ('<?xml version="1.0" encoding="UTF-8"?><manifest:manifest '
+                 'xmlns:manifest="urn:oasis:names:tc:opendocument:xmlns:manifest:1.0" manifest:version="1.3">'
+                 '<manifest:file-entry manifest:full-path="/" '
+                 'manifest:media-type="application/vnd.oasis.opendocument.text"/>'
+                 '<manifest:file-entry manifest:full-path="content.xml" manifest:media-type="text/xml"/>'
+                 '<manifest:file-entry manifest:full-path="styles.xml" manifest:media-type="text/xml"/>'
+                 '</manifest:manifest>')
+
+
+def odt_package(content: str, styles: str) -> bytes:
+    """An OpenDocument text package of ``content`` (content.xml) and ``styles`` (styles.xml): the mimetype
+    first and stored, as ODF requires; the same bytes for the same text."""
+    parts = {"mimetype": "application/vnd.oasis.opendocument.text", "content.xml": content, "styles.xml": styles,
+             "META-INF/manifest.xml": _ODF_MANIFEST}
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as z:
+        for name, text in parts.items():
+            how = zipfile.ZIP_STORED if name == "mimetype" else zipfile.ZIP_DEFLATED
+            z.writestr(zipfile.ZipInfo(name, date_time=FIXED_TIME), text, compress_type=how)
+    return buf.getvalue()

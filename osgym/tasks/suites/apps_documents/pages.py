@@ -9,10 +9,8 @@ must be in the right one, not typed as a last paragraph of the body.
 
 from __future__ import annotations
 
-import io
 import random
 import re
-import zipfile
 from typing import Any
 from xml.sax.saxutils import escape
 
@@ -20,18 +18,7 @@ from osgym.tasks.generators import cmd, op, q, rule, vm_file
 from osgym.tasks.suites.apps_documents.writer import DOCS, WRITER, _opened, _ready, _sentences, _stem
 from osgym.tasks.suites.apps_smoke.common import ANIMALS, DONE, save_as, write_expected
 from osgym.tasks.suites.apps_spreadsheet.calc import CITIES, PEOPLE
-from osgym.tasks.suites.office import FIXED_TIME, docx_with_body, menu
-
-_ODF = ('xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" '
-        'xmlns:style="urn:oasis:names:tc:opendocument:xmlns:style:1.0" '
-        'xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0" office:version="1.3"')
-_MANIFEST = ('<?xml version="1.0" encoding="UTF-8"?><manifest:manifest '
-             'xmlns:manifest="urn:oasis:names:tc:opendocument:xmlns:manifest:1.0" manifest:version="1.3">'
-             '<manifest:file-entry manifest:full-path="/" '
-             'manifest:media-type="application/vnd.oasis.opendocument.text"/>'
-             '<manifest:file-entry manifest:full-path="content.xml" manifest:media-type="text/xml"/>'
-             '<manifest:file-entry manifest:full-path="styles.xml" manifest:media-type="text/xml"/>'
-             '</manifest:manifest>')
+from osgym.tasks.suites.office import ODF_NAMESPACES, docx_with_body, menu, odt_package
 
 
 def odt_bytes(paragraphs: list[str], header: str | None = None, footer: str | None = None) -> bytes:
@@ -49,22 +36,13 @@ def odt_bytes(paragraphs: list[str], header: str | None = None, footer: str | No
     body = "".join(f"<text:p>{escape(p)}</text:p>" for p in paragraphs)
     marks = "".join(f"<style:{kind}><text:p>{escape(text)}</text:p></style:{kind}>"
                     for kind, text in (("header", header), ("footer", footer)) if text is not None)
-    parts = {
-        "mimetype": "application/vnd.oasis.opendocument.text",
-        "content.xml": (f'<?xml version="1.0" encoding="UTF-8"?><office:document-content {_ODF}><office:body>'
-                        f'<office:text>{body}</office:text></office:body></office:document-content>'),
-        "styles.xml": (f'<?xml version="1.0" encoding="UTF-8"?><office:document-styles {_ODF}>'
-                       '<office:automatic-styles><style:page-layout style:name="pm1"/></office:automatic-styles>'
-                       '<office:master-styles><style:master-page style:name="Standard" style:page-layout-name="pm1">'
-                       f'{marks}</style:master-page></office:master-styles></office:document-styles>'),
-        "META-INF/manifest.xml": _MANIFEST,
-    }
-    buf = io.BytesIO()
-    with zipfile.ZipFile(buf, "w") as z:
-        for name, text in parts.items():  # the mimetype first and stored, as ODF requires
-            how = zipfile.ZIP_STORED if name == "mimetype" else zipfile.ZIP_DEFLATED
-            z.writestr(zipfile.ZipInfo(name, date_time=FIXED_TIME), text, compress_type=how)
-    return buf.getvalue()
+    return odt_package(
+        f'<?xml version="1.0" encoding="UTF-8"?><office:document-content {ODF_NAMESPACES}><office:body>'
+        f'<office:text>{body}</office:text></office:body></office:document-content>',
+        f'<?xml version="1.0" encoding="UTF-8"?><office:document-styles {ODF_NAMESPACES}>'
+        '<office:automatic-styles><style:page-layout style:name="pm1"/></office:automatic-styles>'
+        '<office:master-styles><style:master-page style:name="Standard" style:page-layout-name="pm1">'
+        f'{marks}</style:master-page></office:master-styles></office:document-styles>')
 
 
 _PAGE_MARKS = ("python3 - {path} <<'PY'\n"
@@ -146,6 +124,7 @@ def docx_spaced(paragraphs: list[str], lines: list[int | None]) -> bytes:
     """A Word document of ``paragraphs``, each with its proportional line spacing (240ths of a line; None:
     none set), the same bytes for the same input.
 
+    >>> import io
     >>> from docx import Document
     >>> d = Document(io.BytesIO(docx_spaced(["Title", "Body"], [None, 360])))
     >>> [p.paragraph_format.line_spacing for p in d.paragraphs]
