@@ -38,12 +38,19 @@ from osgym.tasks.variation import DEFAULT as DEFAULT_VARIATION
 SUITES: dict[str, ModuleType] = {m.NAME: m for m in (desktop_basics, apps_smoke, apps_spreadsheet, apps_documents,
                                                      apps_presentations, apps_browser, apps_images, apps_media,
                                                      apps_mail, apps_code, apps_multi)}
-for _suite in SUITES.values():
-    if getattr(_suite, "TIER", None) == "apps":
-        # Window geometry, theme, zoom and a distractor, seeded per variant (osgym.tasks.variation); a
-        # template that sets its own ``vary`` (variation.NONE, or some kinds only) keeps it.
-        _suite.TEMPLATES = [t if t.vary is not None else dataclasses.replace(t, vary=DEFAULT_VARIATION)  # type: ignore[attr-defined]
-                            for t in _suite.TEMPLATES]
+
+
+def _registered(suite: ModuleType) -> tuple[Template, ...]:
+    """The suite's templates as the registry serves them. An apps-tier template gets the default
+    variation (window geometry, theme, zoom and a distractor, seeded per variant: osgym.tasks.variation)
+    unless it sets its own ``vary`` (variation.NONE, or some kinds only). The module's own list is left
+    as its author wrote it."""
+    if getattr(suite, "TIER", None) != "apps":
+        return tuple(suite.TEMPLATES)
+    return tuple(t if t.vary is not None else dataclasses.replace(t, vary=DEFAULT_VARIATION) for t in suite.TEMPLATES)
+
+
+_TEMPLATES: dict[str, tuple[Template, ...]] = {name: _registered(m) for name, m in SUITES.items()}
 MAX_ATTEMPTS_PER_TASK = 50
 
 
@@ -84,7 +91,8 @@ def templates(name: str, ids: list[str] | None = None) -> list[Template]:
         TaskLoadError: if there is no such suite.
         ConfigError: if ``ids`` names templates the suite does not have.
     """
-    found: list[Template] = list(_module(name).TEMPLATES)
+    _module(name)  # the suite's name, checked
+    found = list(_TEMPLATES[name])
     if ids:
         known = {t.id for t in found}
         missing = [i for i in ids if i not in known]
