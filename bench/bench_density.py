@@ -4,7 +4,7 @@ KSM, and the step latency of some of them stepping at a model's pace while all a
 Usage (root, on a quiet machine; it fills memory down to ``--floor-gib``)::
 
     PYTHONPATH=. python3 bench/bench_density.py [--plain 20,50] [--ksm 20,50,100] [--max] \\
-        [--active 60 --period 5 --duration 60] [--ksm-max-cpu 50] [--runtime crun]
+        [--active 60 --period 5 --duration 60] [--ksm-max-cpu 50] [--runtime crun] [--zram 20G --swap-mib 1024]
 
 One run, replicas added in steps, each new one opening Chromium (its new-tab page) and
 ``libreoffice --calc`` and waiting for both windows. At each level, after ``--settle`` s:
@@ -25,14 +25,19 @@ a run that did so merged nothing at its second level); then the ``--ksm`` levels
 ones, ksmd on. With ``--active N``, N of the held replicas then step every ``--period`` s (a pointer move and
 a PNG screenshot, staggered) for ``--duration`` s, the others idle: p50 and p95 latency. Then, with
 ``--max``, 10 more at a time while the machine keeps ``--floor-gib`` available (for at most
-``--max-minutes``). KSM's knobs are put back at the end
-(``ksm.undo``), and every replica is removed, also on Ctrl-C.
+``--max-minutes``). With ``--zram SIZE``, compressed swap (``osgym.replicas.zram``) goes on before the
+``--ksm`` levels and every replica gets a swap share of ``--swap-mib``; the rows then also give what zram
+holds and what that costs (``zram_stored_mib``, ``zram_mem_mib``), and the memory left to grow into counts
+what zram would still free. Replicas are added 10 at a time, each step checked against ``--floor-gib``.
+KSM's knobs and zram are put back at the end (``ksm.undo``, ``zram.undo``), and every replica is removed,
+also on Ctrl-C.
 Prints one JSON line per measurement.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import time
@@ -43,7 +48,8 @@ from typing import Any
 
 from bench.bench_apps_tier import _pss_mib, _wait_window
 from bench.bench_pool import _cpu_seconds, mem_available_mib, mem_used_mib, pct, step_at_pace
-from osgym.replicas import images, ksm
+from osgym.errors import ConfigError
+from osgym.replicas import images, ksm, zram
 from osgym.replicas.client import Replica
 from osgym.replicas.pool import ReplicaPool, limits_for, reap
 
@@ -60,6 +66,7 @@ class Fleet:
 
     def __init__(self, image: str, runtime: str | None, prefix: str):
         self.image, self.runtime, self.prefix = image, runtime, prefix
+        self.swap_mib = 0
         self.pools: list[ReplicaPool] = []
         self.replicas: list[Replica] = []
 
@@ -67,8 +74,9 @@ class Fleet:
         """Add ``n`` replicas with both apps open; returns the wall seconds it took."""
         t0 = time.monotonic()
         pool = ReplicaPool(self.image, n, standby=0, name=f"{self.prefix}-{len(self.pools)}", screen=SCREEN,
-                           limits=limits_for("apps"), runtime=self.runtime, force=True, health_interval=0,
-                           start_concurrency=4, start_timeout=120)
+                           limits=dataclasses.replace(limits_for("apps"), swap_mib=self.swap_mib),
+                           runtime=self.runtime, force=True, health_interval=0, start_concurrency=4,
+                           start_timeout=120)
         self.pools.append(pool)
         pool.start()
         fresh = [pool.acquire(timeout=120) for _ in range(n)]
@@ -119,6 +127,24 @@ def _ksm_converged(converge_s: float) -> dict[str, Any]:
     return {"converge_s": time.monotonic() - t0, "converged": stable >= 2}
 
 
+def _zram() -> zram.ZramStatus | None:
+    try:
+        z = zram.status()
+    except ConfigError:
+        return None
+    return z if z.active else None
+
+
+def headroom_mib() -> float:
+    """Memory still to be had: MemAvailable, plus what zram would free by taking in its free space at the
+    ratio it reaches (2.0 until it holds anything)."""
+    z = _zram()
+    if z is None:
+        return mem_available_mib()
+    ratio = max(z.ratio or 2.0, 1.0)
+    return mem_available_mib() + (z.disksize_bytes - z.stored_bytes) / 2**20 * (1 - 1 / ratio)
+
+
 def measure(fleet: Fleet, baseline_used: float, settle_s: float, label: str, **extra: Any) -> dict[str, Any]:
     ksmd0, cpu0, t0 = ksm.ksmd_cpu_seconds() or 0.0, _cpu_seconds(), time.monotonic()
     time.sleep(settle_s)
@@ -128,7 +154,9 @@ def measure(fleet: Fleet, baseline_used: float, settle_s: float, label: str, **e
     n = len(fleet.replicas)
     used = mem_used_mib() - baseline_used
     pss = [p for p in (_pss_mib(r) for r in fleet.replicas) if p is not None]
-    st = ksm.status()
+    st, z = ksm.status(), _zram()
+    if z is not None:
+        extra = {"zram_stored_mib": z.stored_bytes / 2**20, "zram_mem_mib": z.memory_bytes / 2**20, **extra}
     row = {"bench": "density", "phase": label, "replicas": n, "used_mib_each": used / n,
            "pss_mib_each": sum(pss) / len(pss) if pss else None, "mem_available_mib": mem_available_mib(),
            "ksm_run": st.run, "ksm_saved_mib": st.saved_mib, "ksmd_cpu_share": ksmd_share,
@@ -147,19 +175,21 @@ def active(fleet: Fleet, n: int, period: float, duration: float) -> None:
 
 
 def _grow_to(fleet: Fleet, level: int, log: Callable[..., None], baseline: float, floor_gib: float) -> bool:
-    """Grow to ``level``, unless what the replicas held so far cost says it would cross ``floor_gib``
-    available (then log it and return False: a host out of memory kills what it likes, dockerd included)."""
-    need = level - len(fleet.replicas)
-    if need <= 0:
-        return True
-    # before the first replica: the figure measured here (345-350 MiB at machine level, BENCHMARKS.md)
-    each = (mem_used_mib() - baseline) / len(fleet.replicas) if fleet.replicas else 360.0
-    if mem_available_mib() - need * each * 1.1 < floor_gib * 1024:
-        log(bench="density_stop", replicas=len(fleet.replicas), wanted=level, mib_each=each,
-            mem_available_mib=mem_available_mib(), reason=f"would leave under {floor_gib} GiB available")
-        return False
-    took = fleet.grow(need)
-    log(bench="density_grow", replicas=len(fleet.replicas), grow_s=took, load1=os.getloadavg()[0])
+    """Grow to ``level`` 10 at a time, unless what the replicas held so far cost says the next 10 would
+    cross ``floor_gib`` of headroom (then log it and return False: a host out of memory kills what it
+    likes, dockerd included)."""
+    t0 = time.monotonic()
+    while (need := min(10, level - len(fleet.replicas))) > 0:
+        # before the first replica: the figure measured here (345-350 MiB at machine level, BENCHMARKS.md)
+        each = (mem_used_mib() - baseline) / len(fleet.replicas) if fleet.replicas else 360.0
+        if headroom_mib() - need * each * 1.1 < floor_gib * 1024:
+            log(bench="density_stop", replicas=len(fleet.replicas), wanted=level, mib_each=each,
+                mem_available_mib=mem_available_mib(), headroom_mib=headroom_mib(),
+                reason=f"would leave under {floor_gib} GiB of headroom")
+            return False
+        fleet.grow(need)
+    log(bench="density_grow", replicas=len(fleet.replicas), grow_s=time.monotonic() - t0,
+        mem_available_mib=mem_available_mib(), load1=os.getloadavg()[0])
     return True
 
 
@@ -179,12 +209,15 @@ def main() -> None:
     ap.add_argument("--period", type=float, default=5.0)
     ap.add_argument("--duration", type=float, default=60.0)
     ap.add_argument("--runtime", default=None, help="OCI runtime of the replicas (runc, crun); default: the daemon's")
+    ap.add_argument("--zram", default=None, metavar="SIZE", help="compressed swap of SIZE for the --ksm levels")
+    ap.add_argument("--swap-mib", type=int, default=1024, help="each replica's swap share with --zram")
     args = ap.parse_args()
     image = args.image or images.ensure_image("apps")
     plain = [int(x) for x in args.plain.split(",") if x]
     more = [int(x) for x in args.ksm.split(",") if x]
     prefix = f"bench-density-{uuid.uuid4().hex[:6]}"
     ksm.undo()  # a leftover state from an interrupted run would make tune() keep the wrong "before"
+    zram.undo()
     baseline = mem_used_mib()
     emit(bench="density_start", image=image, runtime=args.runtime or "daemon default", baseline_used_mib=baseline,
          mem_available_mib=mem_available_mib(), load1=os.getloadavg()[0])
@@ -199,6 +232,9 @@ def main() -> None:
             fleet.shrink_to(level)
             conv = _ksm_converged(args.converge_s)
             measure(fleet, baseline, args.settle, "ksm", **conv)
+        if args.zram and more:
+            emit(bench="density_zram", done=zram.tune(zram.parse_size(args.zram)))
+            fleet.swap_mib = args.swap_mib
         for level in more:
             ksm.tune(args.ksm_max_cpu, args.ksm_scan_time)
             if not _grow_to(fleet, level, emit, baseline, args.floor_gib):
@@ -210,7 +246,7 @@ def main() -> None:
         if args.max:
             per = max(1.0, (mem_used_mib() - baseline) / max(1, len(fleet.replicas)))
             until = time.monotonic() + args.max_minutes * 60
-            while mem_available_mib() - 10 * per * 1.5 > args.floor_gib * 1024 and time.monotonic() < until:
+            while headroom_mib() - 10 * per * 1.5 > args.floor_gib * 1024 and time.monotonic() < until:
                 if not _grow_to(fleet, len(fleet.replicas) + 10, emit, baseline, args.floor_gib):
                     break
                 conv = _ksm_converged(args.converge_s)
@@ -219,6 +255,7 @@ def main() -> None:
     finally:
         fleet.close()
         ksm.undo()
+        zram.undo()
         emit(bench="density_end", mem_available_mib=mem_available_mib(), ksm_knobs=ksm.read_knobs())
 
 

@@ -107,6 +107,8 @@ class Settings(BaseSettings):
                                                     "dockerd, e.g. crun); unset: the daemon's default (runc)")
     replica_disk_mib: int | None = Field(None, gt=0, description="size of each replica's writable layer (Docker "
                                          "storage_opt; overlay2 on xfs with pquota, btrfs or zfs only)")
+    replica_swap_mib: int = Field(0, ge=0, description="swap each replica may use beyond its memory limit (Docker "
+                                  "memswap_limit); 0: none. Meant for zram: `osgym host tune --zram SIZE`")
     openai_api_key: SecretStr | None = Field(None, validation_alias="OPENAI_API_KEY",
                                              description="the openai policy's key (the usual variable); "
                                                          "recipes cannot carry keys")

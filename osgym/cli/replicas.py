@@ -143,29 +143,46 @@ def host_tune(
                                       "scan-time advisor")] = False,
     max_cpu: Annotated[int, typer.Option(help="ksmd's CPU bound, percent of one core")] = 20,
     scan_time: Annotated[int, typer.Option(help="seconds the advisor aims to take per full scan")] = 60,
+    zram: Annotated[str | None, typer.Option("--zram", metavar="SIZE",
+                                             help="turn /dev/zram0 on as compressed swap of SIZE (e.g. 16G); "
+                                                  "replicas use it with OSGYM_REPLICA_SWAP_MIB")] = None,
+    zram_algorithm: Annotated[str, typer.Option(help="zram's compressor")] = "lz4",
     undo: Annotated[bool, typer.Option("--undo", help="put back the settings found before the first tune")] = False,
 ) -> None:
-    """Turn on (or, with --undo, back off) KSM, which merges the identical pages of replicas."""
+    """Turn on (or, with --undo, back off) KSM, which merges the identical pages of replicas, and zram,
+    compressed swap for their cold pages."""
     from osgym.replicas import ksm as ksm_host
+    from osgym.replicas import zram as zram_host
 
-    if ksm == undo:
-        raise _fail(ConfigError("say what to do: --ksm, or --undo"))
+    if (ksm or zram is not None) == undo:
+        raise _fail(ConfigError("say what to do: --ksm and/or --zram SIZE, or --undo"))
+    lines: list[str] = []
     try:
-        changes = ksm_host.undo() if undo else ksm_host.tune(max_cpu, scan_time)
+        if undo:
+            lines += [f"{ksm_host.KSM_DIR / c.knob}: {c.before} -> {c.after}" for c in ksm_host.undo()]
+            lines += zram_host.undo()
+        if ksm:
+            lines += [f"{ksm_host.KSM_DIR / c.knob}: {c.before} -> {c.after}"
+                      for c in ksm_host.tune(max_cpu, scan_time)]
+        if zram is not None:
+            lines += zram_host.tune(zram_host.parse_size(zram), zram_algorithm)
     except OsgymError as exc:
+        for line in lines:  # what was done before the failure stays done: say so
+            console.print(line, markup=False, highlight=False)
         raise _fail(exc) from exc
-    if not changes:
-        console.print("nothing to undo" if undo else "KSM was already set so; nothing changed")
-    for c in changes:
-        console.print(f"{ksm_host.KSM_DIR / c.knob}: {c.before} -> {c.after}", markup=False, highlight=False)
-    if not undo and changes:
-        console.print(f"earlier values kept in {ksm_host.STATE_FILE}; `osgym host tune --undo` restores them")
+    if not lines:
+        console.print("nothing to undo" if undo else "already set so; nothing changed")
+    for line in lines:
+        console.print(line, markup=False, highlight=False)
+    if not undo and lines:
+        console.print(f"earlier values kept in {ksm_host.STATE_FILE.parent}; `osgym host tune --undo` restores them")
 
 
 @host_app.command("status")
 def host_status() -> None:
-    """What ksmd is doing and the memory it saves."""
+    """What ksmd is doing and the memory it saves; what zram holds."""
     from osgym.replicas import ksm as ksm_host
+    from osgym.replicas import zram as zram_host
 
     try:
         s = ksm_host.status()
@@ -175,3 +192,14 @@ def host_status() -> None:
     console.print(f"ksmd {'running' if s.run else 'stopped'} (advisor {s.advisor}); {s.pages_sharing} pages "
                   f"merged into {s.pages_shared} ({s.saved_mib:.1f} MiB saved), {s.full_scans} full scans, "
                   f"ksmd CPU {'?' if cpu is None else f'{cpu:.1f} s'} since boot", highlight=False)
+    try:
+        z = zram_host.status()
+    except OsgymError as exc:
+        console.print(f"zram: {exc}", markup=False, highlight=False)
+        return
+    if not z.active:
+        console.print("zram swap off", highlight=False)
+        return
+    ratio = f", {z.ratio:.1f}x" if z.ratio else ""
+    console.print(f"zram swap on ({z.disksize_bytes / 2**30:.1f} GiB, {z.algorithm}): holds "
+                  f"{z.stored_bytes / 2**20:.1f} MiB in {z.memory_bytes / 2**20:.1f} MiB{ratio}", highlight=False)

@@ -89,6 +89,10 @@ class ReplicaLimits:
     the home directory. ``None`` leaves it unbounded: only some storage drivers support it
     (overlay2 on xfs mounted with ``pquota``, btrfs, zfs), and Docker refuses to create the
     container on the others. Unset here, ``OSGYM_REPLICA_DISK_MIB`` gives it."""
+    swap_mib: int | None = None
+    """Swap the replica may use beyond ``mem_mib``: its cold pages move there under the host's memory
+    pressure. ``None`` takes ``OSGYM_REPLICA_SWAP_MIB`` (default 0, no swap). Meant for zram, compressed
+    swap in memory (:mod:`osgym.replicas.zram`); on a disk, an agent's memory would reach the disk."""
 
 
 TIER_LIMITS: dict[str, ReplicaLimits] = {
@@ -223,8 +227,9 @@ class Provisioner:
         env = {"OSGYM_SCREEN": f"{pool.screen[0]}x{pool.screen[1]}"}
         if not pool.memory_merge:
             env["OSGYM_KSM"] = "0"
+        swap_mib = pool.limits.swap_mib if pool.limits.swap_mib is not None else settings().replica_swap_mib
         host_kw: dict[str, Any] = dict(
-            mem_limit=f"{pool.limits.mem_mib}m", memswap_limit=f"{pool.limits.mem_mib}m",
+            mem_limit=f"{pool.limits.mem_mib}m", memswap_limit=f"{pool.limits.mem_mib + swap_mib}m",
             nano_cpus=int(pool.limits.cpus * 1e9), pids_limit=pool.limits.pids,
             shm_size=f"{pool.limits.shm_mib}m", init=True,
             # never Docker's default bridge: osgym's own fenced network, or none (osgym.replicas.network)
