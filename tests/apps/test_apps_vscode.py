@@ -2,8 +2,8 @@
 browser) served on the replica's loopback and shown in a Chromium app window, with no network.
 
 - ``code FILE`` (a task's launch step) shows the file in a window titled ``FILE - Visual Studio
-  Code`` (OSWorld activates windows by that title) within 20 s; from a shell, it returns at once
-  and opens the file in the running window;
+  Code`` (OSWorld activates windows by that title), within WINDOW_TIMEOUT_S; from a shell, it returns
+  at once and opens the file in the running window;
 - a setting changed in VS Code's UI (the color theme, OSWorld task 982d12a5) lands in
   ~/.config/Code/User/settings.json, the file OSWorld's vs_code checks read;
 - ``code --install-extension FILE.vsix`` works offline (task 0512bb38), also when run as root, and
@@ -26,11 +26,16 @@ from osgym.replicas.client import Replica
 from osgym.replicas.pool import ReplicaPool, limits_for
 from osgym.tasks.setup import run_step
 from osgym.tasks.spec import SetupStep
-from tests.apps.test_apps_open import MAP_TIMEOUT_S, SCREEN, wait_session
+from tests.apps.test_apps_open import SCREEN, wait_session
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
 SETTINGS = "/home/user/.config/Code/User/settings.json"
+WINDOW_TIMEOUT_S = 45.0
+"""For the file's window, not the apps' 20 s: VS Code for the web is code-server's start (node) plus ~10 MB
+of workbench JavaScript compiled in a renderer, all within the replica's one core. On 2026-12-02's quiet
+machine it took 14.7-17.6 s, and over 20 s on the first run after the page cache had dropped code-server's
+files; the rest of that day's CPU-bound figures were 2-3x those of the day before."""
 
 
 def _named(replica: Replica) -> list[str]:
@@ -40,12 +45,14 @@ def _named(replica: Replica) -> list[str]:
             for el in app.iter() if el.get("name")]
 
 
-def _wait_named(replica: Replica, wanted: str, timeout: float) -> list[str]:
-    """Poll the accessibility tree until a node named like ``wanted`` (substring) is in it; returns the names."""
+def _wait_named(replica: Replica, wanted: str, timeout: float, gone: str | None = None) -> list[str]:
+    """Poll the accessibility tree until a node named like ``wanted`` (substring) is in it, and none named
+    like ``gone``; returns the names."""
     deadline = time.monotonic() + timeout
     while True:
         names = _named(replica)
-        if any(wanted in n for n in names) or time.monotonic() > deadline:
+        if (any(wanted in n for n in names) and not (gone and any(gone in n for n in names))) \
+                or time.monotonic() > deadline:
             return names
         time.sleep(0.5)
 
@@ -60,7 +67,7 @@ def test_code_opens_a_file_and_a_ui_setting_lands_where_osworld_reads(
 
         started = time.monotonic()
         run_step(replica, SetupStep(type="launch", parameters={"command": ["code", "/home/user/Desktop/test.py"]}))
-        window = replica.wait_window("test.py - Visual Studio Code", timeout=MAP_TIMEOUT_S)
+        window = replica.wait_window("test.py - Visual Studio Code", timeout=WINDOW_TIMEOUT_S)
         print(f"code: window {window.title!r} after {time.monotonic() - started:.1f} s")
         others = [w.title for w in replica.windows() if w.id != window.id and w.wm_class == window.wm_class]
         assert not others, f"code opened more than one window: {others}"
@@ -83,8 +90,11 @@ def test_code_opens_a_file_and_a_ui_setting_lands_where_osworld_reads(
             if not listed:
                 replica.act([Press(key="escape")])
         assert listed, "the color theme picker did not list the built-in themes within 30 s"
+        # Enter takes the picker's active row: wait until the filter has run (a theme it drops is gone), or
+        # Enter lands on the unfiltered list's row (on a quiet machine it did: "__vs" in settings.json).
         replica.act([Typing(text="Dark (Visual")])
-        _wait_named(replica, "Dark (Visual Studio)", 5)
+        names = _wait_named(replica, "Dark (Visual Studio)", 15, gone="Light (Visual Studio)")
+        assert not any("Light (Visual Studio)" in n for n in names), "the theme picker did not filter in 15 s"
         replica.act([Press(key="enter")])
 
         deadline = time.monotonic() + 15
@@ -103,7 +113,7 @@ def test_code_opens_a_file_and_a_ui_setting_lands_where_osworld_reads(
         started = time.monotonic()
         res = replica.execute(["code", "/home/user/Desktop/other.py"], timeout=30)
         assert res.returncode == 0 and time.monotonic() - started < 15, res
-        replica.wait_window("other.py - Visual Studio Code", timeout=MAP_TIMEOUT_S)
+        replica.wait_window("other.py - Visual Studio Code", timeout=WINDOW_TIMEOUT_S)
         code_windows = [w.title for w in replica.windows() if w.wm_class == window.wm_class]
         assert code_windows == ["other.py - Visual Studio Code"], code_windows
 
