@@ -175,7 +175,8 @@ def host_tune(
     for line in lines:
         console.print(line, markup=False, highlight=False)
     if not undo and lines:
-        console.print(f"earlier values kept in {ksm_host.STATE_FILE.parent}; `osgym host tune --undo` restores them")
+        console.print(f"earlier values kept in {ksm_host.STATE_FILE.parent}; `osgym host tune --undo` restores them",
+                      markup=False, highlight=False, soft_wrap=True)
 
 
 @host_app.command("status")
