@@ -25,12 +25,13 @@ a run that did so merged nothing at its second level); then the ``--ksm`` levels
 ones, ksmd on. With ``--active N``, N of the held replicas then step every ``--period`` s (a pointer move and
 a PNG screenshot, staggered) for ``--duration`` s, the others idle: p50 and p95 latency. Then, with
 ``--max``, 10 more at a time while the machine keeps ``--floor-gib`` available (for at most
-``--max-minutes``). With ``--zram SIZE``, compressed swap (``osgym.replicas.zram``) goes on before the
-``--ksm`` levels and every replica gets a swap share of ``--swap-mib``; the rows then also give what zram
-holds and what that costs (``zram_stored_mib``, ``zram_mem_mib``), and the memory left to grow into counts
-what zram would still free. Replicas are added 10 at a time, each step checked against ``--floor-gib``.
-KSM's knobs and zram are put back at the end (``ksm.undo``, ``zram.undo``), and every replica is removed,
-also on Ctrl-C.
+``--max-minutes``). With ``--zram SIZE``, compressed swap (``osgym.replicas.zram``) goes on at the start
+and every replica gets a swap share of ``--swap-mib``; ``--mem-mib`` lowers the replicas' memory limit (the
+tier's 1536 MiB) so that each replica's own cold pages go there without the machine running short. The
+rows then also give what zram holds and what that costs (``zram_stored_mib``, ``zram_mem_mib``), and the
+memory left to grow into counts what zram would still free. Replicas are added 10 at a time, each step
+checked against ``--floor-gib``. KSM's knobs and zram are put back at the end (``ksm.undo``, ``zram.undo``),
+and every replica is removed, also on Ctrl-C.
 Prints one JSON line per measurement.
 """
 
@@ -64,9 +65,9 @@ def emit(**kw: Any) -> None:
 class Fleet:
     """Replicas held across pools (one pool per step up), each with Chromium and Calc open."""
 
-    def __init__(self, image: str, runtime: str | None, prefix: str):
+    def __init__(self, image: str, runtime: str | None, prefix: str, mem_mib: int | None = None):
         self.image, self.runtime, self.prefix = image, runtime, prefix
-        self.swap_mib = 0
+        self.swap_mib, self.mem_mib = 0, mem_mib or limits_for("apps").mem_mib
         self.pools: list[ReplicaPool] = []
         self.replicas: list[Replica] = []
 
@@ -74,7 +75,7 @@ class Fleet:
         """Add ``n`` replicas with both apps open; returns the wall seconds it took."""
         t0 = time.monotonic()
         pool = ReplicaPool(self.image, n, standby=0, name=f"{self.prefix}-{len(self.pools)}", screen=SCREEN,
-                           limits=dataclasses.replace(limits_for("apps"), swap_mib=self.swap_mib),
+                           limits=dataclasses.replace(limits_for("apps"), mem_mib=self.mem_mib, swap_mib=self.swap_mib),
                            runtime=self.runtime, force=True, health_interval=0, start_concurrency=4,
                            start_timeout=120)
         self.pools.append(pool)
@@ -211,6 +212,7 @@ def main() -> None:
     ap.add_argument("--runtime", default=None, help="OCI runtime of the replicas (runc, crun); default: the daemon's")
     ap.add_argument("--zram", default=None, metavar="SIZE", help="compressed swap of SIZE for the --ksm levels")
     ap.add_argument("--swap-mib", type=int, default=1024, help="each replica's swap share with --zram")
+    ap.add_argument("--mem-mib", type=int, default=None, help="each replica's memory limit (default: the tier's)")
     args = ap.parse_args()
     image = args.image or images.ensure_image("apps")
     plain = [int(x) for x in args.plain.split(",") if x]
@@ -221,8 +223,12 @@ def main() -> None:
     baseline = mem_used_mib()
     emit(bench="density_start", image=image, runtime=args.runtime or "daemon default", baseline_used_mib=baseline,
          mem_available_mib=mem_available_mib(), load1=os.getloadavg()[0])
-    fleet = Fleet(image, args.runtime, prefix)
+    fleet = Fleet(image, args.runtime, prefix, args.mem_mib)
     try:
+        if args.zram:
+            emit(bench="density_zram", done=zram.tune(zram.parse_size(args.zram)), mem_mib=fleet.mem_mib,
+                 swap_mib=args.swap_mib)
+            fleet.swap_mib = args.swap_mib
         for level in plain:
             if not _grow_to(fleet, level, emit, baseline, args.floor_gib):
                 break
@@ -232,9 +238,6 @@ def main() -> None:
             fleet.shrink_to(level)
             conv = _ksm_converged(args.converge_s)
             measure(fleet, baseline, args.settle, "ksm", **conv)
-        if args.zram and more:
-            emit(bench="density_zram", done=zram.tune(zram.parse_size(args.zram)))
-            fleet.swap_mib = args.swap_mib
         for level in more:
             ksm.tune(args.ksm_max_cpu, args.ksm_scan_time)
             if not _grow_to(fleet, level, emit, baseline, args.floor_gib):
