@@ -183,9 +183,10 @@ def _grow_to(fleet: Fleet, level: int, log: Callable[..., None], baseline: float
     while (need := min(10, level - len(fleet.replicas))) > 0:
         # before the first replica: the figure measured here (345-350 MiB at machine level, BENCHMARKS.md)
         each = (mem_used_mib() - baseline) / len(fleet.replicas) if fleet.replicas else 360.0
-        if headroom_mib() - need * each * 1.1 < floor_gib * 1024:
+        headroom = headroom_mib()
+        if headroom - need * each * 1.1 < floor_gib * 1024:
             log(bench="density_stop", replicas=len(fleet.replicas), wanted=level, mib_each=each,
-                mem_available_mib=mem_available_mib(), headroom_mib=headroom_mib(),
+                mem_available_mib=mem_available_mib(), headroom_mib=headroom,
                 reason=f"would leave under {floor_gib} GiB of headroom")
             return False
         fleet.grow(need)
@@ -210,7 +211,7 @@ def main() -> None:
     ap.add_argument("--period", type=float, default=5.0)
     ap.add_argument("--duration", type=float, default=60.0)
     ap.add_argument("--runtime", default=None, help="OCI runtime of the replicas (runc, crun); default: the daemon's")
-    ap.add_argument("--zram", default=None, metavar="SIZE", help="compressed swap of SIZE for the --ksm levels")
+    ap.add_argument("--zram", default=None, metavar="SIZE", help="compressed swap of SIZE, on from the start")
     ap.add_argument("--swap-mib", type=int, default=1024, help="each replica's swap share with --zram")
     ap.add_argument("--mem-mib", type=int, default=None, help="each replica's memory limit (default: the tier's)")
     args = ap.parse_args()

@@ -156,25 +156,28 @@ def host_tune(
 
     if (ksm or zram is not None) == undo:
         raise _fail(ConfigError("say what to do: --ksm and/or --zram SIZE, or --undo"))
+    def knobs(changes: list[ksm_host.Change]) -> list[str]:
+        return [f"{ksm_host.KSM_DIR / c.knob}: {c.before} -> {c.after}" for c in changes]
+
     lines: list[str] = []
+    failed: OsgymError | None = None
     try:
         if undo:
-            lines += [f"{ksm_host.KSM_DIR / c.knob}: {c.before} -> {c.after}" for c in ksm_host.undo()]
+            lines += knobs(ksm_host.undo())
             lines += zram_host.undo()
         if ksm:
-            lines += [f"{ksm_host.KSM_DIR / c.knob}: {c.before} -> {c.after}"
-                      for c in ksm_host.tune(max_cpu, scan_time)]
+            lines += knobs(ksm_host.tune(max_cpu, scan_time))
         if zram is not None:
             lines += zram_host.tune(zram_host.parse_size(zram), zram_algorithm)
     except OsgymError as exc:
-        for line in lines:  # what was done before the failure stays done: say so
-            console.print(line, markup=False, highlight=False)
-        raise _fail(exc) from exc
-    if not lines:
-        console.print("nothing to undo" if undo else "already set so; nothing changed")
+        failed = exc  # what was done before the failure stays done: it is printed all the same
     for line in lines:
         console.print(line, markup=False, highlight=False)
-    if not undo and lines:
+    if failed is not None:
+        raise _fail(failed) from failed
+    if not lines:
+        console.print("nothing to undo" if undo else "already set so; nothing changed")
+    elif not undo:
         console.print(f"earlier values kept in {ksm_host.STATE_FILE.parent}; `osgym host tune --undo` restores them",
                       markup=False, highlight=False, soft_wrap=True)
 

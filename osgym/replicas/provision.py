@@ -227,7 +227,8 @@ class Provisioner:
         env = {"OSGYM_SCREEN": f"{pool.screen[0]}x{pool.screen[1]}"}
         if not pool.memory_merge:
             env["OSGYM_KSM"] = "0"
-        swap_mib = pool.limits.swap_mib if pool.limits.swap_mib is not None else settings().replica_swap_mib
+        cfg = settings()  # read once per container: it parses the environment
+        swap_mib = pool.limits.swap_mib if pool.limits.swap_mib is not None else cfg.replica_swap_mib
         host_kw: dict[str, Any] = dict(
             mem_limit=f"{pool.limits.mem_mib}m", memswap_limit=f"{pool.limits.mem_mib + swap_mib}m",
             nano_cpus=int(pool.limits.cpus * 1e9), pids_limit=pool.limits.pids,
@@ -244,7 +245,7 @@ class Provisioner:
             host_kw["runtime"] = pool.runtime
         if pool.network_name:
             host_kw["sysctls"] = container_sysctls()
-        disk_mib = pool.limits.disk_mib if pool.limits.disk_mib is not None else settings().replica_disk_mib
+        disk_mib = pool.limits.disk_mib if pool.limits.disk_mib is not None else cfg.replica_disk_mib
         if disk_mib is not None:
             host_kw["storage_opt"] = {"size": f"{disk_mib}m"}
         create_kw: dict[str, Any] = {}

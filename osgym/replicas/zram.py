@@ -14,18 +14,20 @@ Both halves are the operator's:
 - the replicas' share of it (``OSGYM_REPLICA_SWAP_MIB``, or ``ReplicaLimits.swap_mib``): Docker's
   default for osgym's replicas is no swap at all (``memswap_limit`` equal to the memory limit).
 
-The state before the first change is kept under ``/run`` like KSM's (:mod:`osgym.replicas.ksm`).
+A marker under ``/run`` (a tmpfs, like KSM's record in :mod:`osgym.replicas.ksm`) says the device is
+osgym's: :func:`undo` touches only a device :func:`tune` set up. A reset device needs nothing else put
+back (its size and compressor return to the kernel's defaults).
 """
 
 from __future__ import annotations
 
-import json
 import re
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
 from osgym.errors import ConfigError
+from osgym.replicas.capacity import local_resources
 
 __all__ = ["DEVICE", "STATE_FILE", "ZramStatus", "parse_size", "status", "tune", "undo"]
 
@@ -71,9 +73,10 @@ def _dev(root: Path) -> Path:
     return d
 
 
-def _algorithm(d: Path) -> str:
-    """The selected compressor: ``lzo [lz4] zstd`` lists them, the selected one bracketed."""
-    return next((w.strip("[]") for w in (d / "comp_algorithm").read_text().split() if w.startswith("[")), "")
+def _algorithms(d: Path) -> tuple[list[str], str]:
+    """The compressors offered and the selected one: ``lzo [lz4] zstd`` lists them, the selected one bracketed."""
+    words = (d / "comp_algorithm").read_text().split()
+    return [w.strip("[]") for w in words], next((w.strip("[]") for w in words if w.startswith("[")), "")
 
 
 def _in_use(device: str) -> bool:
@@ -115,11 +118,11 @@ def tune(size_bytes: int, algorithm: str = "lz4", *, root: Path = SYS_BLOCK,
     """
     d = _dev(root)
     device = f"/dev/{DEVICE}"
-    mem = _mem_total_bytes()
+    mem = int(local_resources().mem_total_mib * 2**20)
     if not 64 * 2**20 <= size_bytes <= 2 * mem:
         raise ConfigError(f"zram size: expected 64 MiB .. twice the memory ({2 * mem // 2**20} MiB), "
                           f"actual {size_bytes // 2**20} MiB")
-    offered = [w.strip("[]") for w in (d / "comp_algorithm").read_text().split()]
+    offered, selected = _algorithms(d)
     if algorithm not in offered:
         raise ConfigError(f"zram compressor: expected one of {', '.join(offered)}, actual {algorithm!r}")
     state_file = state_file or STATE_FILE
@@ -129,11 +132,11 @@ def tune(size_bytes: int, algorithm: str = "lz4", *, root: Path = SYS_BLOCK,
         raise ConfigError(f"{device} is already set up (in /proc/swaps or sized); osgym leaves it alone")
     try:
         state_file.parent.mkdir(parents=True, exist_ok=True)
-        state_file.write_text(json.dumps({"device": device, "algorithm": _algorithm(d)}))
+        state_file.write_text(f"{device}\n")
     except OSError as exc:
         raise ConfigError(f"cannot record zram's settings in {state_file}: {exc.strerror}") from None
     done = []
-    if _algorithm(d) != algorithm:  # only while the device is unsized
+    if selected != algorithm:  # only while the device is unsized
         _write(d / "comp_algorithm", algorithm)
         done.append(f"{d / 'comp_algorithm'}: {algorithm}")
     _write(d / "disksize", str(size_bytes))
@@ -173,11 +176,4 @@ def status(root: Path = SYS_BLOCK) -> ZramStatus:
     d = _dev(root)
     mm = [int(x) for x in (d / "mm_stat").read_text().split()[:3]]
     return ZramStatus(active=_in_use(f"/dev/{DEVICE}"), disksize_bytes=int((d / "disksize").read_text()),
-                      algorithm=_algorithm(d), stored_bytes=mm[0], memory_bytes=mm[2])
-
-
-def _mem_total_bytes() -> int:
-    for line in Path("/proc/meminfo").read_text().splitlines():
-        if line.startswith("MemTotal:"):
-            return int(line.split()[1]) * 1024
-    raise ConfigError("cannot read MemTotal from /proc/meminfo")
+                      algorithm=_algorithms(d)[1], stored_bytes=mm[0], memory_bytes=mm[2])

@@ -34,8 +34,8 @@ SETTINGS = "/home/user/.config/Code/User/settings.json"
 WINDOW_TIMEOUT_S = 45.0
 """For the file's window, not the apps' 20 s: VS Code for the web is code-server's start (node) plus ~10 MB
 of workbench JavaScript compiled in a renderer, all within the replica's one core. On 2026-12-02's quiet
-machine it took 14.7-17.6 s, and over 20 s on the first run after the page cache had dropped code-server's
-files; the rest of that day's CPU-bound figures were 2-3x those of the day before."""
+machine it took 14.7-17.6 s (15.7 s right after dropping the page cache), and over 20 s once, in the first
+run after a full suite (cause not found); that day's CPU-bound figures were 2-3x those of the day before."""
 
 
 def _named(replica: Replica) -> list[str]:

@@ -39,9 +39,9 @@ SEEDS = 5000
 BUDGET = 500
 """CPU time per suite, in units of :func:`reference_cpu_s` measured just before it: the generators' cost, not
 the machine's speed. CPU time, not wall time: at load 35-40 on 2 cores the same work took 84-87 s of wall time
-(a machine's queue). In seconds the same work varies by machine and by day: the slowest suites (apps-images,
-apps-presentations) took 62-65 CPU s on 2026-12-02 on a machine where a unit was 0.19 s (330-345 units),
-under 60 s on the machines of the day before."""
+(a machine's queue). In seconds the same work varies by machine and by day: on 2026-12-02, quiet, the slowest
+suites took 67.6 CPU s (apps-images, 346 units of 0.196 s) and 75.9 CPU s (apps-presentations, 421 units of
+0.180 s), the others 32-176 units; the day before, CI passed a budget of 60 CPU s."""
 SUITES = suites.list_suites()
 OSWORLD_ONLY = {"id", "snapshot", "trajectory"}
 """Fields an exported file sets for OSWorld that a generated task leaves out (the id becomes a UUID)."""
