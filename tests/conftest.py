@@ -154,3 +154,17 @@ def second_daemon(image: str) -> Iterator[SecondDaemon]:
         yield d
     finally:
         d.destroy()
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Start building the OSWorld reference venvs the selected tests use, so that the minutes of
+    downloads and installs on a clean machine overlap the tests before them."""
+    from tests.metrics.conftest import NEEDED
+    from tests.osworld_client.conftest import CLIENT_NEEDED
+    from tests.osworld_venv import build_in_background
+
+    needs = [set(getattr(item, "fixturenames", ())) for item in session.items]
+    if any("client_python" in n for n in needs):  # OSWorld's own client (tests/osworld_client)
+        build_in_background(CLIENT_NEEDED)
+    if any("osworld" in n and "client_python" not in n for n in needs):  # the metric reference
+        build_in_background(NEEDED)

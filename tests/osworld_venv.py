@@ -18,7 +18,9 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+from collections import defaultdict
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -60,15 +62,33 @@ def _build(target: Path, needed: Sequence[str]) -> None:
         shutil.rmtree(scratch, ignore_errors=True)
 
 
+_building: defaultdict[str, threading.Lock] = defaultdict(threading.Lock)
+"""One build per venv in this process: a test that needs a venv the background is building waits for it."""
+
+
 def desktop_env_venv(needed: Sequence[str]) -> Path:
     """The venv of desktop-env plus ``needed``; built on first use (downloads included)."""
     root = Path(os.environ.get("OSGYM_OSWORLD_REF", Path(tempfile.gettempdir()) / "osgym-osworld-ref"))
     # The name changes with the version and the library list, so a stale venv is never reused.
     key = hashlib.sha256(" ".join(needed).encode()).hexdigest()[:8]
     venv = root / f"desktop-env-{OSWORLD_VERSION}-{key}"
-    if not (venv / "bin" / "python").exists():
-        root.mkdir(parents=True, exist_ok=True)
-        start = time.monotonic()
-        _build(venv, needed)
-        print(f"built the OSWorld venv {venv.name} in {time.monotonic() - start:.0f} s", file=sys.stderr)
+    with _building[venv.name]:
+        if not (venv / "bin" / "python").exists():
+            root.mkdir(parents=True, exist_ok=True)
+            start = time.monotonic()
+            _build(venv, needed)
+            print(f"built the OSWorld venv {venv.name} in {time.monotonic() - start:.0f} s", file=sys.stderr)
     return venv
+
+
+def build_in_background(needed: Sequence[str]) -> None:
+    """Start building the venv of ``needed`` while other tests run: on a clean machine it downloads and
+    installs for minutes. A failure here is left for the test's own call to raise again."""
+
+    def build() -> None:
+        try:
+            desktop_env_venv(needed)
+        except Exception as exc:  # the test that needs the venv builds it again and shows the error
+            print(f"building the OSWorld venv in the background failed: {exc}", file=sys.stderr)
+
+    threading.Thread(target=build, name="osworld-venv", daemon=True).start()

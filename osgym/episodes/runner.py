@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from osgym.agents.policies.base import Decision, Policy
 from osgym.episodes.trajectory import Step, Trajectory, add_usage, utcnow
@@ -80,7 +80,7 @@ def run_episode(
     last_type: str | None = None
     termination = "max_steps"
     carried: _Turn | None = None  # the decision a wait ended on: it acts at the next step
-    needs_a11y = limits.a11y
+    needs_a11y = _a11y(limits, False)
     for i in range(limits.max_steps):
         if time.monotonic() > deadline:
             termination = "timeout"
@@ -96,7 +96,7 @@ def run_episode(
             termination = "timeout"
             break
         obs, decision = turn.observation, turn.decision
-        needs_a11y = decision.needs_a11y or limits.a11y
+        needs_a11y = _a11y(limits, decision.needs_a11y)
         actions = decision.actions
         if not actions:
             return _end(traj, "error", PolicyError("policy returned no action"))
@@ -170,8 +170,15 @@ class _DeadlinePassed(Exception):
     """The episode's deadline passed while the policy was waiting."""
 
 
+def _a11y(limits: EpisodeLimits, policy_needs: bool) -> bool | Literal["showing"]:
+    """The tree the next observation reads: all of it when the episode records it at every step; when
+    only the policy asks, what is on screen, all it can click or find focused, at a fraction of the cost
+    (a LibreOffice window's whole tree takes seconds to walk)."""
+    return True if limits.a11y else ("showing" if policy_needs else False)
+
+
 def _turn(replica: Replica, task: TaskSpec, policy: Policy, traj: Trajectory, step: int, limits: EpisodeLimits,
-          deadline: float, *, a11y: bool) -> _Turn:
+          deadline: float, *, a11y: bool | Literal["showing"]) -> _Turn:
     """Observe and ask the policy. Every observing request gets what is left of ``deadline`` as its timeout.
 
     Raises:
@@ -214,7 +221,7 @@ def _wait(replica: Replica, task: TaskSpec, policy: Policy, traj: Trajectory, fi
         _act(replica, turn.decision.actions, 0.0, deadline)
         env_ms += _ms(t0)
         turn = _turn(replica, task, policy, traj, first.observation.step + 1, limits, deadline,
-                     a11y=turn.decision.needs_a11y or limits.a11y)
+                     a11y=_a11y(limits, turn.decision.needs_a11y))
     # the step records the first reply, and the tokens of every call the wait made
     waited = Decision([Wait(seconds=round(time.monotonic() - started, 3))], thought=first.decision.thought,
                       raw=first.decision.raw, usage=add_usage(usages))

@@ -21,7 +21,7 @@ import shlex
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import docker.errors
 import httpx
@@ -286,14 +286,15 @@ class Replica:
         return [Window(**{k: v for k, v in w.items() if k in keys}) for w in listed]
 
     def observe(self, instruction: str, step: int, *, format: str = "png", quality: int = 80,
-                max_side: int | None = None, a11y: bool = False) -> Observation:
-        """A screenshot plus the window list, as a policy sees it; with ``a11y``, the accessibility tree too.
+                max_side: int | None = None, a11y: bool | Literal["showing"] = False) -> Observation:
+        """A screenshot plus the window list, as a policy sees it; with ``a11y``, the accessibility tree too
+        (``"showing"``: only what is on screen, see :meth:`accessibility`).
 
         The structured state is read *before* the screenshot, so that the screenshot is at least as
         recent as what a policy acts on: a window in the list, or a button the tree shows sensitive,
         is never one that appeared only after the picture was taken.
         """
-        tree = self.accessibility(timeout=A11Y_OBSERVE_S) if a11y else None
+        tree = self.accessibility(timeout=A11Y_OBSERVE_S, showing_only=a11y == "showing") if a11y else None
         windows = tuple(self.windows())
         shot = self.screenshot(format, quality, max_side)
         screen = self.screen if self.screen != (0, 0) else (shot.width, shot.height)
@@ -377,14 +378,16 @@ class Replica:
         d = self.api.request("GET", "/pointer").json()
         return int(d["x"]), int(d["y"])
 
-    def accessibility(self, *, timeout: float = 10.0, max_nodes: int = 20_000) -> str:
+    def accessibility(self, *, timeout: float = 10.0, max_nodes: int = 20_000, showing_only: bool = False) -> str:
         """The AT-SPI accessibility tree as XML (OSWorld's layout: ``desktop-frame`` root, ``st:``/``cp:`` attributes).
+        With ``showing_only``, what is not on screen is left out with its subtree (closed menus, off-screen
+        cells and paragraphs): what a policy can click or find focused, read several times faster.
 
         Raises:
             RequestRejected: 413 if the tree is larger than the replica's bound.
             ActionFailed: 504 if the applications did not answer within ``timeout``.
         """
-        params = {"timeout": timeout, "max_nodes": max_nodes}
+        params = {"timeout": timeout, "max_nodes": max_nodes, "showing": int(showing_only)}
         return self.api.request("GET", "/accessibility", params=params, timeout=timeout + 5).text
 
     def terminal(self, *, timeout: float = 10.0) -> str | None:

@@ -29,6 +29,7 @@ from osgym.tasks.assets import AssetCache
 from osgym.tasks.generators import HOME, cmd, launch, op, rule, vm_file, wait
 from osgym.tasks.sample import write_task_folder
 from osgym.tasks.sample_assets import ASSETS, LETTER_ADDED, LOG_ERRORS, PHOTOS, SLIDE_NEW_TITLE
+from osgym.tasks.suites.apps_mail import new_folder
 from osgym.tasks.suites.apps_smoke.browser import PAGE_URLS
 from osgym.tasks.suites.apps_smoke.common import SESSION_UP, save_as
 
@@ -181,14 +182,7 @@ def _tools(base: str) -> list[dict[str, Any]]:
               {"func": "check_include_exclude",
                "result": cmd(f"test -f '{local}/Invoices' && echo created || echo missing"),
                "expected": rule(include=["created"], exclude=["missing"])},
-              # File > New > Folder... by its access keys, each once its menu is shown (a key that comes
-              # before the menu it is meant for goes elsewhere); the dialog's name field has the focus.
-              [op("wait_focused", window="Thunderbird", timeout=30), op("hotkey", keys=["alt", "f"]),
-               op("wait_enabled", window="Thunderbird", control="New", role="menu"), op("press", key="n"),
-               op("wait_enabled", window="Thunderbird", control="Folder…", role="menu-item"), op("press", key="f"),
-               op("wait_focused", window="New Folder", role="entry", timeout=30), op("type", text="Invoices"),
-               op("wait_enabled", window="New Folder", control="Create Folder"), op("press", key="enter"),
-               op("wait_gone", title="New Folder", timeout=30)]),
+              new_folder("Invoices")),
         _task("vscode-font", "In VS Code, set the editor's font size to 18 in the user settings.", ["vscode"],
               [_session(), _download(base, ("app.py", app)), launch(["code", app]),
                wait("app.py - Visual Studio Code", timeout=APP_START_S)],

@@ -45,10 +45,11 @@ def _clean(text):
 
 
 class Dumper:
-    def __init__(self, max_nodes, max_depth, max_width):
+    def __init__(self, max_nodes, max_depth, max_width, showing_only=False):
         import pyatspi  # imported here: only the child process needs it
 
         self.pyatspi = pyatspi
+        self.showing_only = showing_only
         self.max_nodes = max_nodes
         self.max_depth = max_depth
         self.max_width = max_width
@@ -89,6 +90,39 @@ class Dumper:
             text = _clean(t.getText(0, min(t.characterCount, MAX_TEXT)))
         except NotImplementedError:
             pass
+        if not self.showing_only:  # what it can do and its range: not needed to find or click it
+            self._value_and_actions(node, attrs)
+        el = ET.Element(_xml_name(node.getRoleName()), attrs)
+        if text:
+            el.text = text
+        if depth >= self.max_depth:
+            return el
+        try:
+            count = node.childCount
+        except Exception:
+            return el
+        seen_showing = False
+        for i in range(min(count, self.max_width)):
+            if self.nodes >= self.max_nodes:
+                self.truncated = True
+                break
+            try:
+                child = node.getChildAtIndex(i)
+                if child is None:
+                    continue
+                if self.showing_only and not self._showing(child):
+                    if seen_showing and "manages_descendants" in states:
+                        # A sheet's cells, row after row: the on-screen ones of this row have passed,
+                        # and the rest of its 1,024 columns would cost two calls each for nothing.
+                        break
+                    continue
+                seen_showing = True
+                el.append(self.node(child, depth + 1))
+            except Exception:  # the accessible went away while we walked
+                continue
+        return el
+
+    def _value_and_actions(self, node, attrs):
         try:
             v = node.queryValue()
             for key, get in (("value", "currentValue"), ("min", "minimumValue"), ("max", "maximumValue"),
@@ -107,26 +141,13 @@ class Dumper:
                 attrs[f"{{{NS['act']}}}{name}_kb"] = _clean(a.getKeyBinding(i) or "")
         except NotImplementedError:
             pass
-        el = ET.Element(_xml_name(node.getRoleName()), attrs)
-        if text:
-            el.text = text
-        if depth >= self.max_depth:
-            return el
-        try:
-            count = node.childCount
-        except Exception:
-            return el
-        for i in range(min(count, self.max_width)):
-            if self.nodes >= self.max_nodes:
-                self.truncated = True
-                break
-            try:
-                child = node.getChildAtIndex(i)
-                if child is not None:
-                    el.append(self.node(child, depth + 1))
-            except Exception:  # the accessible went away while we walked
-                continue
-        return el
+
+    def _showing(self, node):
+        """Whether ``node`` is on screen. Applications (the desktop's children) never are; their windows
+        are when mapped. What is not on screen has no extents to click and cannot hold the focus, and
+        skipping it skips most of the walk: LibreOffice exposes every menu item and off-screen
+        paragraph (a Writer window: 2,111 nodes in 6.8 s in all, 1,016 on screen)."""
+        return node.getState().contains(self.pyatspi.STATE_SHOWING)
 
     def tree(self):
         desktop = self.pyatspi.Registry.getDesktop(0)
@@ -161,8 +182,10 @@ def main():
     p.add_argument("--max-nodes", type=int, default=20_000)
     p.add_argument("--max-depth", type=int, default=50)
     p.add_argument("--max-width", type=int, default=1024)
+    p.add_argument("--showing-only", action="store_true",
+                   help="only what is on screen, without values and actions: what a policy finds and clicks")
     args = p.parse_args()
-    root = Dumper(args.max_nodes, args.max_depth, args.max_width).tree()
+    root = Dumper(args.max_nodes, args.max_depth, args.max_width, args.showing_only).tree()
     if args.mode == "terminal":
         text = focused_terminal_text(root)
         sys.stdout.write("" if text is None else "\x00" + text)

@@ -129,6 +129,16 @@ def test_accessibility_tree_shows_an_applications_widgets(shared_replica: Replic
     small = ET.fromstring(shared_replica.accessibility(max_nodes=3))
     assert small.get("truncated") == "true"
     assert sum(1 for _ in small.iter()) <= 5
+    # What is on screen only: the window and its menu bar, not the items of its closed menus.
+    hidden = [el for el in frames[0].iter() if el.get(f"{ST}showing") != "true"]
+    assert hidden, "every element of the window is on screen: nothing for showing_only to leave out"
+    shown = ET.fromstring(shared_replica.accessibility(showing_only=True))
+    shown_frames = [el for el in shown.iter("frame") if "Mousepad" in el.get("name", "")]
+    assert shown_frames and any(el.get("name") == "File" for el in shown_frames[0].iter("menu"))
+    off_screen = [f"{el.tag} {el.get('name')!r}" for app in shown for el in app.iter()
+                  if el is not app and el.get(f"{ST}showing") != "true"]
+    assert not off_screen, off_screen[:10]
+    assert sum(1 for _ in shown_frames[0].iter()) < sum(1 for _ in frames[0].iter())
     shared_replica.close_window("mousepad")
 
 

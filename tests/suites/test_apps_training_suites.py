@@ -5,10 +5,14 @@ instructions, and oracles that wait for the app's focus before their first input
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pytest
 
 from osgym.tasks.generators import Template, content_key
+from osgym.tasks.spec import TaskSpec
 from osgym.tasks.suites import generate, list_suites, required_tier, templates
+from tests.suites.processes import Pending, in_processes, params, selected
 
 SUITES = {"apps-browser": "web-", "apps-images": "img-", "apps-media": "media-", "apps-mail": "mail-",
           "apps-code": "code-", "apps-multi": "multi-"}
@@ -25,13 +29,33 @@ def test_each_suite_is_registered_on_the_apps_tier_with_prefixed_unique_ids() ->
         assert templates(suite) and all(t.id.startswith(prefix) for t in templates(suite)), suite
 
 
-@pytest.mark.parametrize("template", TEMPLATES, ids=[t.id for t in TEMPLATES])
-def test_template_has_two_thousand_distinct_instructions_and_valid_distinct_variants(template: Template) -> None:
+Drawn = tuple[frozenset[str], frozenset[str], TaskSpec]
+"""A template's instructions and content keys over :data:`SEEDS` seeds, and its seed-0 variant."""
+
+
+def _draw(template_id: str) -> Drawn:
+    """Runs in a worker process (:func:`drawn`)."""
+    template = next(t for t in TEMPLATES if t.id == template_id)
     tasks = [template.variant(seed) for seed in range(SEEDS)]  # each one loaded and checked as a task file
-    assert len({t.instruction for t in tasks}) >= 2000
-    assert len({content_key(t) for t in tasks}) >= 2000
+    return frozenset(t.instruction for t in tasks), frozenset(content_key(t) for t in tasks), tasks[0]
+
+
+@pytest.fixture(scope="module")
+def drawn(request: pytest.FixtureRequest) -> Iterator[dict[str, Pending[Drawn]]]:
+    """:func:`_draw` of each selected template, all started when the first of them runs."""
+    test = test_template_has_two_thousand_distinct_instructions_and_valid_distinct_variants
+    with in_processes(_draw, [t.id for t in params(selected(request, test), "template")]) as pending:
+        yield pending
+
+
+@pytest.mark.parametrize("template", TEMPLATES, ids=[t.id for t in TEMPLATES])
+def test_template_has_two_thousand_distinct_instructions_and_valid_distinct_variants(
+        drawn: dict[str, Pending[Drawn]], template: Template) -> None:
+    instructions, content_keys, first = drawn[template.id].result()
+    assert len(instructions) >= 2000
+    assert len(content_keys) >= 2000
     assert template.difficulty in (1, 2, 3)
-    assert tasks[0] == template.variant(0)
+    assert first == template.variant(0)  # a worker drew ``first``: the same task from another process
 
 
 @pytest.mark.parametrize("template", TEMPLATES, ids=[t.id for t in TEMPLATES])

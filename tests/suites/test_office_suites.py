@@ -9,6 +9,7 @@ from __future__ import annotations
 import base64
 import random
 import shlex
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,7 @@ from osgym.tasks.generators import Template, content_key
 from osgym.tasks.metrics import score
 from osgym.tasks.spec import TaskSpec
 from osgym.tasks.suites import generate, list_suites, required_tier, templates
+from tests.suites.processes import Pending, in_processes, params, selected
 
 SUITES = {"apps-spreadsheet": "sheet-", "apps-documents": "doc-", "apps-presentations": "slides-"}
 TEMPLATES = [t for name in SUITES for t in templates(name)]
@@ -39,15 +41,32 @@ def test_the_suites_are_registered_on_the_apps_tier_with_prefixed_unique_ids() -
     assert {len(templates(n)) for n in SUITES} and len(TEMPLATES) >= 9
 
 
-@pytest.mark.parametrize("template", TEMPLATES, ids=[t.id for t in TEMPLATES])
-def test_each_template_gives_2000_distinct_instructions(template: Template) -> None:
-    """Drawn as ``Template.variant`` draws them (same RNG, same build), without validating each task file:
-    the loader's check of a setup command holding a base64 deck takes ~0.1 s (the test below validates)."""
+def _instructions(template_id: str) -> tuple[frozenset[str], int]:
+    """Distinct instructions until :data:`DISTINCT` (or 30% more seeds), and the seeds drawn. Drawn as
+    ``Template.variant`` draws them (same RNG, same build), without validating each task file: the loader's
+    check of a setup command holding a base64 deck takes ~0.1 s (the test below validates). Runs in a worker
+    process (:func:`instructions`)."""
+    template = _by_id(template_id)
     seen: set[str] = set()
     seed = 0
     while len(seen) < DISTINCT and seed < DISTINCT * 13 // 10:
         seen.add(template.build(random.Random(f"{template.id}/{seed}"))["instruction"])
         seed += 1
+    return frozenset(seen), seed
+
+
+@pytest.fixture(scope="module")
+def instructions(request: pytest.FixtureRequest) -> Iterator[dict[str, Pending[tuple[frozenset[str], int]]]]:
+    """:func:`_instructions` of each selected template, all started when the first of them runs."""
+    items = selected(request, test_each_template_gives_2000_distinct_instructions)
+    with in_processes(_instructions, [t.id for t in params(items, "template")]) as pending:
+        yield pending
+
+
+@pytest.mark.parametrize("template", TEMPLATES, ids=[t.id for t in TEMPLATES])
+def test_each_template_gives_2000_distinct_instructions(
+        instructions: dict[str, Pending[tuple[frozenset[str], int]]], template: Template) -> None:
+    seen, seed = instructions[template.id].result()
     assert template.build(random.Random(f"{template.id}/7"))["instruction"] == template.variant(7).instruction
     assert len(seen) >= DISTINCT, f"{template.id}: {len(seen)} distinct instructions in {seed} seeds"
 

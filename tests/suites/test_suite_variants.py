@@ -15,12 +15,12 @@ exists in its setup controller and takes the parameters given, every metric and 
 from __future__ import annotations
 
 import ast
-import functools
 import hashlib
 import io
 import json
 import random
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -34,6 +34,7 @@ from osgym.tasks.spec import TaskSpec, load_task
 from osgym.tasks.suite_export import OSGYM_KEY, task_uuid, to_osworld
 from tests.metrics.conftest import NEEDED
 from tests.osworld_venv import desktop_env_venv
+from tests.suites.processes import Pending, in_processes, params, selected
 
 SEEDS = 5000
 BUDGET = 500
@@ -90,31 +91,52 @@ def reference_cpu_s() -> float:
     return best
 
 
-@functools.cache
 def _check(name: str) -> Checked:
     """Every seed's variant round-trips through its exported JSON (asserted here); its identities and clashes.
-    Cached: the tests below share one pass over each suite."""
+    Runs in a worker process (:func:`checks`), which measures both the reference and the work: CPU time of one
+    process, comparable units, whatever else the pytest process's threads do meanwhile. Its asserts run without
+    pytest's rewriting, so their messages say what differs."""
     unit_s = reference_cpu_s()
     start = time.process_time()
     difficulty = {t.id: t.difficulty for t in suites.templates(name)}
     first: dict[str, tuple[str, str]] = {}  # identity -> (content key, "template seed")
     clashes: list[str] = []
     for task in _variants(name):
+        where = f"{task.id} seed {task.variant}"
         exported = json.loads(json.dumps(to_osworld(name, task, difficulty[task.id])))
-        assert exported["id"] == task_uuid(name, task.id, task.variant)
+        assert exported["id"] == task_uuid(name, task.id, task.variant), f"{name} {where}: id {exported['id']}"
         back = load_task(exported)  # the file as osgym reads it: valid, and the very same task
-        assert back.id == exported["id"] and back.model_dump(mode="json", exclude=OSWORLD_ONLY | {OSGYM_KEY}) \
-            == task.model_dump(mode="json", exclude=OSWORLD_ONLY), f"{name} {task.id} seed {task.variant}"
-        key, content, where = identity(exported), content_key(task), f"{task.id} seed {task.variant}"
+        got = back.model_dump(mode="json", exclude=OSWORLD_ONLY | {OSGYM_KEY})
+        want = task.model_dump(mode="json", exclude=OSWORLD_ONLY)
+        assert back.id == exported["id"] and got == want, f"{name} {where}: id {back.id}, {_differ(got, want)} differ"
+        key, content = identity(exported), content_key(task)
         seen = first.setdefault(key, (content, where))
         if seen[0] != content:
             clashes.append(f"{where} and {seen[1]}")
     return Checked(frozenset(first), tuple(clashes), time.process_time() - start, unit_s)
 
 
+def _differ(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
+    return sorted(k for k in a.keys() | b.keys() if k not in a or k not in b or a[k] != b[k])
+
+
+def _apps_tier() -> list[str]:
+    return [n for n in SUITES if suites.required_tier(n) == "apps"]
+
+
+@pytest.fixture(scope="module")
+def checks(request: pytest.FixtureRequest) -> Iterator[dict[str, Pending[Checked]]]:
+    """:func:`_check` of each suite the selected tests need, all started when the first of them runs."""
+    names = set(params(selected(request, test_5000_seeds_are_valid_round_trip_and_distinct), "name"))
+    if selected(request, test_apps_tier_suites_give_5000_distinct_variants):
+        names |= set(_apps_tier())
+    with in_processes(_check, [n for n in SUITES if n in names]) as pending:
+        yield pending
+
+
 @pytest.mark.parametrize("name", SUITES)
-def test_5000_seeds_are_valid_round_trip_and_distinct(name: str) -> None:
-    checked = _check(name)
+def test_5000_seeds_are_valid_round_trip_and_distinct(checks: dict[str, Pending[Checked]], name: str) -> None:
+    checked = checks[name].result()
     units = checked.seconds / checked.unit_s
     print(f"{name}: {SEEDS} seeds, {len(checked.distinct)} distinct variants, {checked.seconds:.1f} CPU s "
           f"({units:.0f} units of {checked.unit_s:.3f} s)")
@@ -123,9 +145,9 @@ def test_5000_seeds_are_valid_round_trip_and_distinct(name: str) -> None:
     assert units < BUDGET, f"{name}: {checked.seconds:.1f} CPU s, {units:.0f} units of {checked.unit_s:.3f} s"
 
 
-def test_apps_tier_suites_give_5000_distinct_variants() -> None:
-    apps = [n for n in SUITES if suites.required_tier(n) == "apps"]
-    distinct = frozenset().union(*(_check(n).distinct for n in apps))
+def test_apps_tier_suites_give_5000_distinct_variants(checks: dict[str, Pending[Checked]]) -> None:
+    apps = _apps_tier()
+    distinct = frozenset().union(*(checks[n].result().distinct for n in apps))
     print(f"apps tier: {len(apps)} suites, {sum(len(suites.templates(n)) for n in apps)} templates, "
           f"{len(distinct)} distinct variants from {SEEDS} seeds each")
     assert len(distinct) >= 5000

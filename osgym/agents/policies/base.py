@@ -28,8 +28,9 @@ class Decision:
     A wait is bounded by the policy's own timeout and the episode's deadline,
     not by ``max_steps``.
 
-    ``needs_a11y`` asks for the accessibility tree in the next observation
-    (it costs about half a second, so it is fetched only when asked for).
+    ``needs_a11y`` asks for the accessibility tree in the next observation. It holds what is on
+    screen only, unless the episode records the whole tree anyway (``EpisodeLimits.a11y``): a
+    LibreOffice window's whole tree takes seconds to walk, so it is read only when asked for.
     """
 
     actions: list[Action]
