@@ -19,6 +19,7 @@ import hashlib
 import io
 import json
 import random
+import statistics
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -38,11 +39,14 @@ from tests.suites.processes import Pending, in_processes, params, selected
 
 SEEDS = 5000
 BUDGET = 500
-"""CPU time per suite, in units of :func:`reference_cpu_s` measured just before it: the generators' cost, not
-the machine's speed. CPU time, not wall time: at load 35-40 on 2 cores the same work took 84-87 s of wall time
-(a machine's queue). In seconds the same work varies by machine and by day: on 2026-12-02, quiet, the slowest
-suites took 67.6 CPU s (apps-images, 346 units of 0.196 s) and 75.9 CPU s (apps-presentations, 421 units of
-0.180 s), the others 32-176 units; the day before, CI passed a budget of 60 CPU s."""
+"""CPU time per suite, in units of :func:`reference_cpu_s` measured while it runs (every :data:`REFERENCE_EVERY`
+seeds; the median): the generators' cost, not the machine's speed. A unit measured only before the work was off
+by up to a third when what shared the cores changed during the work's minute (577 units of a 0.123 s unit against
+372-431 for the same work). CPU time, not wall time: at load 35-40 on 2 cores the same work took 84-87 s of wall
+time (a machine's queue). In seconds the same work varies by machine and by day: on 2026-12-02, quiet, the
+slowest suites took 67.6 CPU s (apps-images, 346 units of 0.196 s) and 75.9 CPU s (apps-presentations, 421 units
+of 0.180 s), the others 32-176 units; the day before, CI passed a budget of 60 CPU s."""
+REFERENCE_EVERY = 500
 SUITES = suites.list_suites()
 OSWORLD_ONLY = {"id", "snapshot", "trajectory"}
 """Fields an exported file sets for OSWorld that a generated task leaves out (the id becomes a UUID)."""
@@ -56,9 +60,14 @@ def identity(task: dict[str, Any]) -> str:
     return hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()
 
 
-def _variants(name: str) -> list[TaskSpec]:
+def _variants(name: str, units: list[float]) -> Iterator[TaskSpec]:
+    """The suite's variants, seed by seed; every :data:`REFERENCE_EVERY` seeds, one :func:`reference_cpu_s`
+    appended to ``units``, its own CPU time excluded from the caller's count by :func:`_check`."""
     ts = suites.templates(name)
-    return [ts[seed % len(ts)].variant(seed) for seed in range(SEEDS)]
+    for seed in range(SEEDS):
+        if seed % REFERENCE_EVERY == 0:
+            units.append(reference_cpu_s(runs=1))
+        yield ts[seed % len(ts)].variant(seed)
 
 
 @dataclass(frozen=True)
@@ -66,14 +75,14 @@ class Checked:
     distinct: frozenset[str]  # identities
     clashes: tuple[str, ...]
     seconds: float
-    unit_s: float  # reference_cpu_s() just before
+    unit_s: float  # the median reference_cpu_s() during the work
 
 
-def reference_cpu_s() -> float:
+def reference_cpu_s(runs: int = 3) -> float:
     """CPU seconds of a fixed piece of the generators' kind of work (PNG encoding, a Python loop, JSON), the
-    least of three runs: what one unit of :data:`BUDGET` costs on this machine, now."""
+    least of ``runs`` runs: what one unit of :data:`BUDGET` costs on this machine, now."""
     best = float("inf")
-    for _ in range(3):
+    for _ in range(runs):
         start = time.process_time()
         rng = random.Random(0)
         img = Image.new("RGB", (640, 480), (230, 230, 230))
@@ -93,15 +102,15 @@ def reference_cpu_s() -> float:
 
 def _check(name: str) -> Checked:
     """Every seed's variant round-trips through its exported JSON (asserted here); its identities and clashes.
-    Runs in a worker process (:func:`checks`), which measures both the reference and the work: CPU time of one
-    process, comparable units, whatever else the pytest process's threads do meanwhile. Its asserts run without
-    pytest's rewriting, so their messages say what differs."""
-    unit_s = reference_cpu_s()
+    Runs in a worker process (:func:`checks`), which measures both the reference and the work, interleaved: CPU
+    time of one process under the same conditions, whatever else the pytest process's threads do meanwhile. Its
+    asserts run without pytest's rewriting, so their messages say what differs."""
+    units: list[float] = []
     start = time.process_time()
     difficulty = {t.id: t.difficulty for t in suites.templates(name)}
     first: dict[str, tuple[str, str]] = {}  # identity -> (content key, "template seed")
     clashes: list[str] = []
-    for task in _variants(name):
+    for task in _variants(name, units):
         where = f"{task.id} seed {task.variant}"
         exported = json.loads(json.dumps(to_osworld(name, task, difficulty[task.id])))
         assert exported["id"] == task_uuid(name, task.id, task.variant), f"{name} {where}: id {exported['id']}"
@@ -113,7 +122,8 @@ def _check(name: str) -> Checked:
         seen = first.setdefault(key, (content, where))
         if seen[0] != content:
             clashes.append(f"{where} and {seen[1]}")
-    return Checked(frozenset(first), tuple(clashes), time.process_time() - start, unit_s)
+    work_s = time.process_time() - start - sum(units)
+    return Checked(frozenset(first), tuple(clashes), work_s, statistics.median(units))
 
 
 def _differ(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
