@@ -60,7 +60,15 @@ def test_no_module_imports_from_a_later_package(module: str) -> None:
 # Third-party packages load once in a parent interpreter; each osgym module is then imported first in a
 # forked child of it. A cycle among osgym's own modules shows just as in a fresh interpreter, at a
 # fraction of the cost (a fresh interpreter per module re-imports prefect, pyarrow, duckdb, ... each time).
-_PRELOAD = "import sys\nfor m in sys.argv[1:]:\n    __import__(m)\nprint(' '.join(sys.modules))\n"
+_PRELOAD = """
+import sys
+for m in sys.argv[1:]:
+    try:
+        __import__(m)
+    except BaseException:
+        pass  # the forked import of the same module below names it
+print(' '.join(sys.modules))
+"""
 _FORK_EACH = """
 import importlib, os, sys
 for name in sys.argv[1].split():
@@ -69,12 +77,13 @@ for name in sys.argv[1].split():
     except Exception:
         pass  # a child's own import of it reports the failure
 running = {}
+def reap(pid, status):
+    module = running.pop(pid)
+    if status and os.WIFSIGNALED(status):  # a child that raised has printed why
+        print(f"{module}: the first import killed its interpreter ({os.WTERMSIG(status)})", flush=True)
 for module in sys.argv[2:]:
     if len(running) >= (os.cpu_count() or 1):  # a child per core at a time
-        pid, status = os.wait()
-        if status:
-            print(f"{running[pid]}: the first import failed", flush=True)
-        del running[pid]
+        reap(*os.wait())
     pid = os.fork()
     if pid == 0:
         try:
@@ -84,9 +93,8 @@ for module in sys.argv[2:]:
             os._exit(1)
         os._exit(0)
     running[pid] = module
-for pid, module in running.items():
-    if os.waitpid(pid, 0)[1]:
-        print(f"{module}: the first import failed", flush=True)
+while running:
+    reap(*os.wait())
 """
 OWN = ("osgym", "flows", "tasks", "tests", "__main__")
 
