@@ -22,6 +22,11 @@ class Window:
     def center(self) -> tuple[int, int]:
         return self.x + self.width // 2, self.y + self.height // 2
 
+    def matches(self, title_contains: str) -> bool:
+        """Whether the title or the class contains ``title_contains`` (case-insensitive)."""
+        needle = title_contains.lower()
+        return needle in self.title.lower() or needle in self.wm_class.lower()
+
 
 @dataclass(frozen=True)
 class Observation:
@@ -57,8 +62,9 @@ class Observation:
 
     def window(self, title_contains: str) -> Window | None:
         """The first window whose title or class contains ``title_contains`` (case-insensitive)."""
-        needle = title_contains.lower()
-        for w in self.windows:
-            if needle in w.title.lower() or needle in w.wm_class.lower():
-                return w
-        return None
+        return next((w for w in self.windows if w.matches(title_contains)), None)
+
+    @property
+    def focused_window(self) -> Window | None:
+        """The active window, if the window manager reports one."""
+        return next((w for w in self.windows if w.focused), None)

@@ -64,3 +64,30 @@ def test_a_control_that_never_becomes_sensitive_is_a_policy_error_naming_the_ste
         for _ in range(200):  # bounded: 2 s of polls against a 0.3 s timeout
             p.act(_obs(_tree("")), [])
             time.sleep(0.01)
+
+
+def test_a_focused_wait_window_holds_keys_until_the_dialog_has_the_focus() -> None:
+    # A file chooser maps a moment before the window manager hands it the focus: keys sent then reach no window.
+    p = _policy({"op": "wait_window", "args": {"title": "Save As", "focused": True, "timeout": 5}},
+                {"op": "hotkey", "args": {"keys": ["ctrl", "a"]}})
+    editor = Window(1, "notes.txt - Mousepad", 0, 0, 800, 600, focused=True)
+    mapped = Window(2, "Save As", 100, 100, 600, 400)
+
+    def obs(*ws: Window) -> Observation:
+        return Observation(b"", "png", 1280, 800, "x", 0, ws)
+
+    assert p.act(obs(editor), []).waiting
+    assert p.act(obs(editor, mapped), []).waiting
+    unfocused = Window(1, editor.title, 0, 0, 800, 600)
+    assert p.act(obs(unfocused, mapped), []).waiting  # between the two: no window is active
+    front = Window(2, "Save As", 100, 100, 600, 400, focused=True)
+    keys = p.act(obs(unfocused, front), [])
+    assert not keys.waiting and [a.action_type for a in keys.actions] == ["HOTKEY"]
+
+
+def test_a_focused_wait_window_that_never_gets_the_focus_says_so() -> None:
+    p = _policy({"op": "wait_window", "args": {"title": "Save As", "focused": True, "timeout": 0.2}})
+    with pytest.raises(PolicyError, match=r"window 'Save As' never had the focus"):
+        for _ in range(100):  # bounded: 1 s of polls against a 0.2 s timeout
+            p.act(_obs(), [])
+            time.sleep(0.01)

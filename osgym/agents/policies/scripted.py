@@ -15,7 +15,9 @@ state are resolved against the observation at the moment they run:
   and ``cp:size``). Finds a button or a cell wherever the theme, the zoom and the window's geometry put it
 - ``wait_element {window, name, role="", timeout=10}``: wait until such an element is shown (e.g. a dialog's
   field before typing into it)
-- ``wait_window {title, timeout=10}``: wait until a window whose title or class contains ``title`` exists
+- ``wait_window {title, focused=false, timeout=10}``: wait until a window whose title or class contains ``title``
+  exists (and, with ``focused``, is the active one). A dialog maps before the window manager hands it the focus,
+  so keys sent the moment it appears may reach no window: a person waits for it to come to the front
 - ``wait_gone {title, timeout=10}``: wait until no window's title contains ``title``
 - ``wait_enabled {window, control, role="push-button", timeout=10}``: wait until the control named ``control`` in the
   window whose title contains ``window`` is shown and sensitive, read from the accessibility tree. A careful
@@ -185,7 +187,12 @@ class ScriptedPolicy:
         a = op.args
         try:
             if op.op == "wait_window":
-                held, what = obs.window(a["title"]) is not None, f"window {a['title']!r} never appeared"
+                shown, front = obs.window(a["title"]) is not None, obs.focused_window
+                if a.get("focused", False):
+                    held = front is not None and front.matches(a["title"])
+                    what = f"window {a['title']!r} never {'had the focus' if shown else 'appeared'}"
+                else:
+                    held, what = shown, f"window {a['title']!r} never appeared"
             elif op.op == "wait_gone":
                 held = not any(a["title"].lower() in w.title.lower() for w in obs.windows)
                 what = f"window {a['title']!r} never went away"

@@ -122,9 +122,10 @@ def dialog_ok(window: str, button: str = "OK") -> list[dict[str, Any]]:
 
 
 def file_dialog(title: str, button: str, path: str) -> list[dict[str, Any]]:
-    """Fill a GTK file chooser titled ``title``: the full path in its name field, then ``button`` by Enter
-    once GTK has made it sensitive (it ignores Enter for 150 ms after the last keystroke)."""
-    return [op("wait_window", title=title, timeout=60), op("hotkey", keys=["ctrl", "a"]), op("type", text=path),
+    """Fill a GTK file chooser titled ``title`` once it has the focus: the full path in its name field, then
+    ``button`` by Enter once GTK has made it sensitive (it ignores Enter for 150 ms after the last keystroke)."""
+    return [op("wait_window", title=title, focused=True, timeout=60), op("hotkey", keys=["ctrl", "a"]),
+            op("type", text=path),
             op("wait_enabled", window=title, control=button, timeout=30), op("press", key="enter")]
 
 

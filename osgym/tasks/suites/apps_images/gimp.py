@@ -104,7 +104,7 @@ def img_scale(rng: random.Random) -> dict[str, Any]:
                    op("wait_focused", window="Scale Image", role="spin-button", timeout=30),
                    op("hotkey", keys=["ctrl", "a"]), op("type", text=f"{width}\t"),
                    op("wait_enabled", window="Scale Image", control="Scale"), op("hotkey", keys=["alt", "s"]),
-                   op("wait_window", title=f") {width}x{height}", timeout=60), *_export(out, kind), DONE],
+                   op("wait_window", title=f") {width}x{height}", focused=True, timeout=60), *_export(out, kind), DONE],
     }
 
 
@@ -117,7 +117,8 @@ def _transform(stem: str, key: str, *, done_title: str, out: str, kind: str) -> 
     ``done_title`` (the swapped size of a rotation, or the leading * of a changed image)."""
     return [op("wait_focused", window=stem, timeout=60), *_image_menu(), op("press", key="t"),
             op("wait_enabled", window=stem, control=FIRST_OF_TRANSFORM, role="status-bar", timeout=30),
-            op("press", key=key), op("wait_window", title=done_title, timeout=60), *_export(out, kind), DONE]
+            op("press", key=key), op("wait_window", title=done_title, focused=True, timeout=60),
+            *_export(out, kind), DONE]
 
 
 def img_rotate(rng: random.Random) -> dict[str, Any]:
@@ -174,7 +175,7 @@ def img_crop(rng: random.Random) -> dict[str, Any]:
         "oracle": [op("wait_focused", window=stem, timeout=60), *_image_menu(), op("press", key="o"),
                    op("wait_enabled", window=stem, control=CROP_TO_CONTENT, role="status-bar", timeout=30),
                    op("press", key="enter"),
-                   op("wait_window", title=f") {w}x{h}", timeout=60), *_export(out, kind), DONE],
+                   op("wait_window", title=f") {w}x{h}", focused=True, timeout=60), *_export(out, kind), DONE],
     }
 
 

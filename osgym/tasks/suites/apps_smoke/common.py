@@ -32,12 +32,13 @@ def open_app(command: list[str], title: str) -> list[dict[str, Any]]:
 
 
 def save_as(path: str, app_title: str) -> list[dict[str, Any]]:
-    """Oracle ops for LibreOffice's Save As (the GTK file chooser, titled "Save"): type the full path,
+    """Oracle ops for LibreOffice's Save As (the GTK file chooser, titled "Save"): once it has the focus
+    (it maps a moment before the window manager hands it over), type the full path,
     wait for Save to be sensitive (GTK re-enables it 150 ms after the last keystroke and ignores Enter
     until then), press Enter, wait for the window to carry the new name (the first save to a Microsoft
     format loads its export filter, which took up to ~5 s here; the dialog stays up meanwhile)."""
     name = path.rsplit("/", 1)[-1]
-    return [op("hotkey", keys=["ctrl", "shift", "s"]), op("wait_window", title="Save", timeout=30),
+    return [op("hotkey", keys=["ctrl", "shift", "s"]), op("wait_window", title="Save", focused=True, timeout=30),
             op("hotkey", keys=["ctrl", "a"]), op("type", text=path),
             op("wait_enabled", window="Save", control="Save"), op("press", key="enter"),
             op("wait_window", title=f"{name} - {app_title}", timeout=60)]

@@ -54,7 +54,7 @@ def _save_as(path: str) -> list[dict[str, Any]]:
     Enter goes only once Save is sensitive: GTK's file chooser re-enables it 150 ms after the last change
     to the Name field, and until then ignores Enter (on a quiet machine the next step comes sooner).
     """
-    return [op("wait_window", title="Save As"), op("hotkey", keys=["ctrl", "a"]), op("type", text=path),
+    return [op("wait_window", title="Save As", focused=True), op("hotkey", keys=["ctrl", "a"]), op("type", text=path),
             op("wait_enabled", window="Save As", control="Save"), op("press", key="enter"),
             op("wait_window", title=path.rsplit("/", 1)[-1] + " - Mousepad")]
 
