@@ -116,9 +116,11 @@ class Dumper:
                     # Off screen: no extents to click, no focus to hold. Skipping it skips most of the walk:
                     # LibreOffice exposes every item of its closed menus (a Writer window: 2,111 nodes in
                     # 6.8 s in all, 1,016 on screen).
-                    if seen_showing and "manages_descendants" in states:
-                        # A sheet's cells, row after row: the on-screen ones of this row have passed,
-                        # and the rest of its 1,024 columns would cost two calls each for nothing.
+                    if seen_showing and "manages_descendants" in states and count > self.max_width:
+                        # A sheet's cells, row after row, more than we walk: the first row's on-screen
+                        # ones have passed, and the rest of its columns would cost two calls each for
+                        # nothing. A table we walk whole goes on: an off-screen cell there may be a
+                        # hidden column's, with the next row's cells after it (VLC's playlist).
                         break
                     continue
                 seen_showing = True

@@ -1,12 +1,16 @@
 """The apps tier's desktop routes: readiness covers the XFCE session, ``/terminal`` reads
 xfce4-terminal's text, and the wallpaper can be read and changed, natively and in OSWorld's
-compatibility mode (the request shapes OSWorld's SetupController and PythonController send).
+compatibility mode (the request shapes OSWorld's SetupController and PythonController send); the
+on-screen accessibility tree of a real table holds all its rows.
 """
 
 from __future__ import annotations
 
 import io
+import json
+import re
 import time
+import xml.etree.ElementTree as ET
 from collections.abc import Callable, Iterator
 
 import docker
@@ -14,12 +18,14 @@ import httpx
 import pytest
 from PIL import Image
 
+from osgym.agents.policies.scripted import A11Y_COMPONENT
 from osgym.errors import RequestRejected, SetupError
-from osgym.replicas.actions import Press, Typing
+from osgym.replicas.actions import Hotkey, Press, Typing
 from osgym.replicas.client import Replica
 from osgym.replicas.pool import ReplicaPool, limits_for
-from osgym.tasks.setup import run_step
+from osgym.tasks.setup import run_setup, run_step
 from osgym.tasks.spec import SetupStep
+from osgym.tasks.suites import templates
 from tests.apps.test_apps_open import SCREEN, SESSION_UP
 from tests.conftest import held_replica
 from tests.replica.helpers import compat_replica
@@ -122,3 +128,24 @@ def test_osworld_change_wallpaper_and_terminal_in_compat_mode(image: str, docker
         assert vm.post("/wallpaper").status_code == 403
         # No terminal focused yet: output null, as OSWorld answers.
         assert vm.get("/terminal").json() == {"output": None, "status": "success"}
+
+
+def test_on_screen_tree_holds_every_row_of_a_table_with_hidden_columns(apps_replica: Replica) -> None:
+    """VLC's playlist is a table whose cells are one flat list, row after row, with hidden columns
+    (Artist, Genre, ...) between a row's on-screen cells: the on-screen tree skips those and goes on to
+    the next rows (it once stopped at the first hidden cell, and an oracle never found row 2)."""
+    task = templates("apps-media", ["media-playlist-subset"])[0].variant(2)
+    names = set(re.findall(r"[a-z]+-[a-z]+\.wav", json.dumps(task.config[0].parameters)))
+    assert len(names) >= 4
+    run_setup(apps_replica, task.config, task_id=task.id)
+    try:
+        apps_replica.wait_window("VLC media player", timeout=30, focused=True)
+        apps_replica.act([Hotkey(keys=["ctrl", "l"])])
+        deadline, missing = time.monotonic() + 30, set(names)
+        while missing:
+            assert time.monotonic() < deadline, f"rows never on screen in the tree: {sorted(missing)}"
+            time.sleep(0.5)
+            tree = ET.fromstring(apps_replica.accessibility(showing_only=True))
+            missing -= {el.get("name") for el in tree.iter("table-cell") if el.get(f"{A11Y_COMPONENT}size")}
+    finally:
+        apps_replica.close_window("VLC media player")

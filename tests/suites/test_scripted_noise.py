@@ -11,12 +11,23 @@ from osgym.replicas.observation import Observation, Window
 from osgym.tasks.suites import templates
 
 
+class _EveryTitle(Window):
+    """The active window of ``_AnyWindow``: whichever window an op waits on to have the focus."""
+
+    def matches(self, title_contains: str) -> bool:
+        return True
+
+
 class _AnyWindow(Observation):
-    """An observation in which every window an op waits for exists, every dialog is gone,
-    and (in its accessibility tree) the Save As dialog's Save button is sensitive."""
+    """An observation in which every window an op waits for exists and has the focus, every dialog is
+    gone, and (in its accessibility tree) the Save As dialog's Save button is sensitive."""
 
     def window(self, title_contains: str) -> Window | None:
         return Window(1, title_contains, 10, 30, 300, 200, True, "X")
+
+    @property
+    def focused_window(self) -> Window | None:
+        return _EveryTitle(1, "any", 10, 30, 300, 200, True, "X")
 
 
 SAVE_ENABLED = ('<desktop-frame xmlns:st="https://accessibility.ubuntu.example.org/ns/state"><application>'

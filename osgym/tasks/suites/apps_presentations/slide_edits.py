@@ -32,7 +32,7 @@ from osgym.tasks.suites.apps_presentations.impress import (
 )
 from osgym.tasks.suites.apps_smoke.common import ANIMALS, DONE, NAMES, open_app, save_as, write_expected
 from osgym.tasks.suites.apps_spreadsheet.calc import PEOPLE
-from osgym.tasks.suites.office import file_dialog, menu
+from osgym.tasks.suites.office import dialog_closed, file_dialog, menu
 
 PICTURES = f"{HOME}/Pictures"
 SLIDE_FACTS = (
@@ -162,7 +162,7 @@ def slides_insert_image(rng: random.Random) -> dict[str, Any]:
         # Insert > Image... is the Insert menu's first item, highlighted when the menu opens by its key.
         "oracle": [op("wait_focused", window=window, role="document-presentation", timeout=90), *_to_slide(k),
                    *menu(window, ["alt", "i"], "Image..."), op("press", key="enter"),
-                   *file_dialog("Insert Image", "Open", picture), op("wait_gone", title="Insert Image", timeout=60),
+                   *file_dialog("Insert Image", "Open", picture), *dialog_closed("Insert Image", window),
                    *save_as(out, IMPRESS), DONE],
     }
 

@@ -29,7 +29,7 @@ from osgym.tasks.generators import op, vm_file
 from osgym.tasks.suites.app_files import write_files
 from osgym.tasks.suites.apps_smoke.common import DONE, open_app, save_as, write_expected
 from osgym.tasks.suites.apps_spreadsheet.calc import CALC, CITIES, DOCS, PEOPLE, PRODUCTS, _down, _ready, _right, _stem
-from osgym.tasks.suites.office import cell, fixed_zip, menu, xlsx_bytes
+from osgym.tasks.suites.office import cell, dialog_closed, fixed_zip, menu, xlsx_bytes
 
 CHARTS = {
     # the instruction's name: (position in the Chart Wizard's type list, openpyxl's class, bar direction)
@@ -208,5 +208,5 @@ def sheet_standard_filter(rng: random.Random) -> dict[str, Any]:
                    op("wait_focused", window="Standard Filter", role="toggle-button", timeout=60),
                    op("press", key="tab"), op("press", key="tab"), op("type", text=value),
                    op("wait_enabled", window="Standard Filter", control="OK"), op("hotkey", keys=["alt", "o"]),
-                   op("wait_gone", title="Standard Filter", timeout=60), *save_as(out, CALC), DONE],
+                   *dialog_closed("Standard Filter", title), *save_as(out, CALC), DONE],
     }
