@@ -25,9 +25,9 @@ test: deps docker images images-apps ocr novnc lint  ## ruff and mypy, then the 
 test-apps: deps docker images-apps  ## only the apps tier's tests (each app opens clean, its routes, apps-smoke)
 	$(PYTHON) -m pytest tests/apps tests/osworld_client
 
-suite-check: deps docker images-apps  ## every apps-tier template on 3 seeds, quiet and under stress-ng --cpu 4: oracle 1.0, noop 0.0; writes docs/suite-check.md (run on a quiet machine)
+suite-check: deps docker images-apps  ## every apps-tier template on 3 seeds, quiet and under stress-ng --cpu 4: oracle 1.0, noop 0.0; writes docs/suite-check.md (run on a quiet machine); a failed episode's steps go to suite-check-failures/
 	bash scripts/ensure-stress-ng.sh
-	$(PYTHON) scripts/suite_check.py --out docs/suite-check.md --seeds 3 --passes quiet,stress
+	$(PYTHON) scripts/suite_check.py --out docs/suite-check.md --seeds 3 --passes quiet,stress --evidence suite-check-failures
 
 lint: deps  ## ruff, then mypy --strict over the package (pyproject.toml [tool.mypy])
 	$(PYTHON) -m ruff check osgym flows tasks tests bench

@@ -5,7 +5,7 @@ the task's setup, as a collection run does. Writes a markdown report and exits 1
 
 Usage:
     python3 scripts/suite_check.py [--out docs/suite-check.md] [--seeds 3] [--first-seed 0] [--passes quiet,stress]
-        [--suites apps-smoke,...] [--templates ID,...] [--replicas 2] [--stress-cpu 4]
+        [--suites apps-smoke,...] [--templates ID,...] [--replicas 2] [--stress-cpu 4] [--evidence DIR]
 
 The report (docs/suite-check.md):
     # Suite check
@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import json
 import os
 import platform
 import shutil
@@ -108,17 +109,36 @@ class Pass:
     rows: list[Row] = field(default_factory=list)
 
 
-def _episode(pool: ReplicaPool, task: TaskSpec, policy: Policy, attempts: int = 2) -> Episode:
-    """One episode on a fresh replica, setup included; a replica fault retries on a fresh one, as production does."""
+def _episode(pool: ReplicaPool, task: TaskSpec, policy: Policy, expect: float, keep: Path | None,
+             attempts: int = 2) -> Episode:
+    """One episode on a fresh replica, setup included; a replica fault retries on a fresh one, as production does.
+    An episode that did not score ``expect`` or sent input off the app leaves its steps in ``keep``, if given."""
     for attempt in range(1, attempts + 1):
         start = time.monotonic()
         try:
             with pool.lease(timeout=600) as r:
-                return Episode.of(task, run_episode(r, task, policy, seed=7, limits=LIMITS))
+                t = run_episode(r, task, policy, seed=7, limits=LIMITS)
+            ep = Episode.of(task, t)
+            if keep is not None and (ep.error or ep.off_app or ep.score != expect):
+                _keep(keep, t)
+            return ep
         except ReplicaError as exc:
             if attempt == attempts:
                 return Episode(None, 0, time.monotonic() - start, f"{type(exc).__name__} (attempt {attempt}): {exc}")
     raise AssertionError("unreachable")
+
+
+def _keep(folder: Path, t: Trajectory) -> None:
+    """Each step's screenshot and, in ``steps.jsonl``, its action, error and the windows the policy saw: what a
+    failure in a long run needs to be understood without running it again."""
+    folder.mkdir(parents=True, exist_ok=True)
+    with (folder / "steps.jsonl").open("w") as f:
+        for st in t.steps:
+            (folder / f"{st.step:03d}.{st.screenshot_format}").write_bytes(st.screenshot)
+            windows = [{"title": w.title, "focused": w.focused} for w in st.windows]
+            f.write(json.dumps({"step": st.step, "action": st.action, "error": st.error, "windows": windows}) + "\n")
+        f.write(json.dumps({"termination": t.termination, "score": t.score, "error_class": t.error_class,
+                            "error_message": t.error_message}) + "\n")
 
 
 @contextmanager
@@ -159,7 +179,8 @@ def _stressor(cpus: int) -> Iterator[str]:
                 proc.wait()
 
 
-def run_pass(load: str, jobs: list[tuple[str, int, TaskSpec]], image: str, replicas: int, stress_cpu: int) -> Pass:
+def run_pass(load: str, jobs: list[tuple[str, int, TaskSpec]], image: str, replicas: int, stress_cpu: int,
+             evidence: Path | None = None) -> Pass:
     @contextmanager
     def stress() -> Iterator[str]:
         if load == "stress":
@@ -176,7 +197,11 @@ def run_pass(load: str, jobs: list[tuple[str, int, TaskSpec]], image: str, repli
             ex = ThreadPoolExecutor(replicas, thread_name_prefix="episode")
             def one(job: tuple[str, int, TaskSpec]) -> Row:
                 suite, difficulty, task = job
-                oracle, noop = _episode(pool, task, ScriptedPolicy()), _episode(pool, task, NoopPolicy())
+                def keep(policy: str) -> Path | None:
+                    return None if evidence is None else evidence / f"{task.id}-seed{task.variant}-{load}-{policy}"
+
+                oracle = _episode(pool, task, ScriptedPolicy(), 1.0, keep("oracle"))
+                noop = _episode(pool, task, NoopPolicy(), 0.0, keep("noop"))
                 row = Row(suite, task.id, difficulty, int(task.variant), load, oracle, noop)
                 print(f"[{load}] {suite} {task.id} seed {task.variant}: oracle {oracle.score} in {oracle.steps} steps "
                       f"{oracle.seconds:.1f} s, noop {noop.score}" + (f"  FAIL {row.problems}" if row.problems else ""),
@@ -249,6 +274,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--templates", default=None, help="only these template ids (comma-separated)")
     ap.add_argument("--replicas", type=int, default=2, help="episodes at a time")
     ap.add_argument("--stress-cpu", type=int, default=4, help="stress-ng --cpu N for the stress pass")
+    ap.add_argument("--evidence", type=Path, default=None,
+                    help="keep each failed episode's screenshots and steps in DIR/TEMPLATE-seedN-PASS-POLICY/")
     a = ap.parse_args(args_in)
     passes = [x.strip() for x in a.passes.split(",") if x.strip()]
     if not passes or set(passes) - {"quiet", "stress"} or a.seeds < 1 or a.first_seed < 0 or a.replicas < 1:
@@ -269,7 +296,7 @@ def main(argv: list[str] | None = None) -> int:
     started = dt.datetime.now(dt.UTC)
     image = images.ensure_image("apps")
     print(f"{len(jobs)} variants x {len(passes)} passes x (oracle + noop) on {image}", flush=True)
-    done = [run_pass(load, jobs, image, a.replicas, a.stress_cpu) for load in passes]
+    done = [run_pass(load, jobs, image, a.replicas, a.stress_cpu, a.evidence) for load in passes]
     a.out.parent.mkdir(parents=True, exist_ok=True)
     a.out.write_text(render(done, args_in, started))
     failed = sum(bool(r.problems) for p in done for r in p.rows)

@@ -20,6 +20,7 @@ TIER = "apps"
 DESCRIPTION = "Thunderbird: local mail folders, filters, moving mail (needs tier: apps)."
 LOCAL = f"{HOME}/.thunderbird/osgym.default/Mail/Local Folders"
 FILTERS = f"{LOCAL}/msgFilterRules.dat"
+THUNDERBIRD = "Mozilla Thunderbird"
 SENDERS = ["alice", "bob", "carol", "dave", "erin", "frank", "grace", "heidi", "ivan", "judy"]
 
 
@@ -27,8 +28,13 @@ def new_folder(name: str) -> list[dict[str, Any]]:
     """File (by its access key) > New > Folder... by clicks, then ``name`` in the dialog. Clicks, not access
     keys, in the menus: Thunderbird shows a menu and focuses its first item before it takes keys, and an
     access key pressed as soon as that showed was lost now and then (the submenu never opened); a click
-    lands on what is shown."""
-    return [op("wait_focused", window="Thunderbird", timeout=30), op("hotkey", keys=["alt", "f"]),
+    lands on what is shown.
+
+    First the window must be titled for Local Folders: Thunderbird maps its window as "Home" and selects the
+    account a moment later, and File > New built while nothing was selected has no Folder... item (a quiet
+    run opened it in that moment; the submenu stays as it was built while it is open)."""
+    return [op("wait_window", title=f"Local Folders - {THUNDERBIRD}", focused=True, timeout=60),
+            op("wait_focused", window="Thunderbird", timeout=30), op("hotkey", keys=["alt", "f"]),
             op("click_element", window="Thunderbird", name="New", role="menu", timeout=30),
             op("click_element", window="Thunderbird", name="Folder…", role="menu-item", timeout=30),
             op("wait_focused", window="New Folder", role="entry", timeout=30), op("type", text=name),
