@@ -231,11 +231,11 @@ def _fmt(x: float | None) -> str:
     return "-" if x is None else f"{x:g}"
 
 
-def render(passes: list[Pass], argv: list[str], started: dt.datetime) -> str:
+def render(passes: list[Pass], argv: list[str], started: dt.datetime, commit: str) -> str:
     mem_gib = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
     lines = ["# Suite check", "",
              f"- date: {started:%Y-%m-%d %H:%M} UTC",
-             f"- git commit: {_git_commit()}",
+             f"- git commit: {commit}",
              f"- command: `{' '.join(['python3', 'scripts/suite_check.py', *argv])}`",
              f"- machine: {os.cpu_count()} cores, {mem_gib:.0f} GiB, {platform.platform()}",
              "- each row: a fresh apps replica per episode (setup included), the scripted oracle must score 1.0 "
@@ -294,11 +294,12 @@ def main(argv: list[str] | None = None) -> int:
     jobs = [(n, t.difficulty, t.variant(seed)) for seed in range(a.first_seed, a.first_seed + a.seeds)
             for n, t in chosen]
     started = dt.datetime.now(dt.UTC)
+    commit = _git_commit()  # the code that runs: read now, not when the report is written an hour later
     image = images.ensure_image("apps")
     print(f"{len(jobs)} variants x {len(passes)} passes x (oracle + noop) on {image}", flush=True)
     done = [run_pass(load, jobs, image, a.replicas, a.stress_cpu, a.evidence) for load in passes]
     a.out.parent.mkdir(parents=True, exist_ok=True)
-    a.out.write_text(render(done, args_in, started))
+    a.out.write_text(render(done, args_in, started, commit))
     failed = sum(bool(r.problems) for p in done for r in p.rows)
     print(f"wrote {a.out}: {sum(len(p.rows) for p in done)} rows, {failed} failed", flush=True)
     return 1 if failed else 0
