@@ -77,6 +77,17 @@ class Episode:
             error = f"ended {t.termination}"
         return cls(t.score, len(t.steps), took, error, focus_violations(task, t) if t.steps else [])
 
+    def problems(self, role: str) -> list[str]:
+        """What is wrong with this episode as ``role``: the oracle must score 1.0 and send every key and click
+        to the task's app, noop must score 0.0."""
+        expect = 1.0 if role == "oracle" else 0.0
+        out = []
+        if self.error or self.score != expect:
+            out.append(f"{role} scored {self.score}" + (f" ({self.error})" if self.error else ""))
+        if role == "oracle":
+            out += [f"oracle input off the app: {v}" for v in self.off_app]
+        return out
+
 
 @dataclass
 class Row:
@@ -90,13 +101,7 @@ class Row:
 
     @property
     def problems(self) -> list[str]:
-        out = []
-        if self.oracle.error or self.oracle.score != 1.0:
-            out.append(f"oracle scored {self.oracle.score}" + (f" ({self.oracle.error})" if self.oracle.error else ""))
-        out += [f"oracle input off the app: {v}" for v in self.oracle.off_app]
-        if self.noop.error or self.noop.score != 0.0:
-            out.append(f"noop scored {self.noop.score}" + (f" ({self.noop.error})" if self.noop.error else ""))
-        return out
+        return self.oracle.problems("oracle") + self.noop.problems("noop")
 
 
 @dataclass
@@ -109,22 +114,20 @@ class Pass:
     rows: list[Row] = field(default_factory=list)
 
 
-def _episode(pool: ReplicaPool, task: TaskSpec, policy: Policy, expect: float, keep: Path | None,
-             attempts: int = 2) -> Episode:
+def _episode(pool: ReplicaPool, task: TaskSpec, policy: Policy,
+             attempts: int = 2) -> tuple[Episode, Trajectory | None]:
     """One episode on a fresh replica, setup included; a replica fault retries on a fresh one, as production does.
-    An episode that did not score ``expect`` or sent input off the app leaves its steps in ``keep``, if given."""
+    The trajectory is None when every attempt ended in a replica fault."""
     for attempt in range(1, attempts + 1):
         start = time.monotonic()
         try:
             with pool.lease(timeout=600) as r:
                 t = run_episode(r, task, policy, seed=7, limits=LIMITS)
-            ep = Episode.of(task, t)
-            if keep is not None and (ep.error or ep.off_app or ep.score != expect):
-                _keep(keep, t)
-            return ep
+            return Episode.of(task, t), t
         except ReplicaError as exc:
             if attempt == attempts:
-                return Episode(None, 0, time.monotonic() - start, f"{type(exc).__name__} (attempt {attempt}): {exc}")
+                return Episode(None, 0, time.monotonic() - start,
+                               f"{type(exc).__name__} (attempt {attempt}): {exc}"), None
     raise AssertionError("unreachable")
 
 
@@ -197,11 +200,14 @@ def run_pass(load: str, jobs: list[tuple[str, int, TaskSpec]], image: str, repli
             ex = ThreadPoolExecutor(replicas, thread_name_prefix="episode")
             def one(job: tuple[str, int, TaskSpec]) -> Row:
                 suite, difficulty, task = job
-                def keep(policy: str) -> Path | None:
-                    return None if evidence is None else evidence / f"{task.id}-seed{task.variant}-{load}-{policy}"
 
-                oracle = _episode(pool, task, ScriptedPolicy(), 1.0, keep("oracle"))
-                noop = _episode(pool, task, NoopPolicy(), 0.0, keep("noop"))
+                def run(role: str, policy: Policy) -> Episode:
+                    ep, t = _episode(pool, task, policy)
+                    if evidence is not None and t is not None and ep.problems(role):
+                        _keep(evidence / f"{task.id}-seed{task.variant}-{load}-{role}", t)
+                    return ep
+
+                oracle, noop = run("oracle", ScriptedPolicy()), run("noop", NoopPolicy())
                 row = Row(suite, task.id, difficulty, int(task.variant), load, oracle, noop)
                 print(f"[{load}] {suite} {task.id} seed {task.variant}: oracle {oracle.score} in {oracle.steps} steps "
                       f"{oracle.seconds:.1f} s, noop {noop.score}" + (f"  FAIL {row.problems}" if row.problems else ""),

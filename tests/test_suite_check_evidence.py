@@ -1,4 +1,4 @@
-"""``scripts/suite_check.py --evidence``: a failed episode leaves its screenshots and steps behind."""
+"""``scripts/suite_check.py``: what counts as a failed episode, and (``--evidence``) what one leaves behind."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 from osgym.episodes.trajectory import Step, Trajectory
 from osgym.replicas.observation import Window
-from scripts.suite_check import _keep
+from scripts.suite_check import Episode, _keep
 
 
 def test_a_kept_episode_has_each_steps_screenshot_and_what_it_did(tmp_path: Path) -> None:
@@ -28,3 +28,14 @@ def test_a_kept_episode_has_each_steps_screenshot_and_what_it_did(tmp_path: Path
                                    {"title": "Save As", "focused": False}]
     assert lines[2] == {"termination": "error", "score": 0.0, "error_class": "PolicyError",
                         "error_message": "window 'Save' never appeared"}
+
+
+def test_an_oracle_must_score_one_inside_the_app_and_noop_must_score_zero() -> None:
+    assert Episode(1.0, 9, 1.0, None).problems("oracle") == []
+    assert Episode(0.0, 3, 1.0, None).problems("noop") == []
+    assert Episode(0.0, 3, 1.0, "PolicyError: x").problems("oracle") == ["oracle scored 0.0 (PolicyError: x)"]
+    assert Episode(1.0, 9, 1.0, None, ["step 2 (HOTKEY): keys went to no window"]).problems("oracle") == [
+        "oracle input off the app: step 2 (HOTKEY): keys went to no window"]
+    assert Episode(1.0, 1, 1.0, None).problems("noop") == ["noop scored 1.0"]
+    assert Episode(None, 0, 1.0, "ReplicaError (attempt 2): gone").problems("noop") == [
+        "noop scored None (ReplicaError (attempt 2): gone)"]

@@ -129,11 +129,11 @@ def file_dialog(title: str, button: str, path: str) -> list[dict[str, Any]]:
             op("wait_enabled", window=title, control=button, timeout=30), op("press", key="enter")]
 
 
-def dialog_closed(dialog: str, window: str, timeout: int = 60) -> list[dict[str, Any]]:
+def dialog_closed(dialog: str, window: str) -> list[dict[str, Any]]:
     """Wait until the dialog titled ``dialog`` has gone and the focus is back on ``window``: the window
     manager hands it back a moment after the dialog unmaps, and a key in between goes to no window (a quiet
     run lost a Ctrl+Shift+S right after Insert Image closed)."""
-    return [op("wait_gone", title=dialog, timeout=timeout), op("wait_window", title=window, focused=True, timeout=30)]
+    return [op("wait_gone", title=dialog, timeout=60), op("wait_window", title=window, focused=True, timeout=30)]
 
 
 def unlocked(path: str, timeout_s: int = 60) -> dict[str, Any]:
