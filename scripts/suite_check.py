@@ -26,6 +26,7 @@ process id on every way out.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import datetime as dt
 import json
 import os
@@ -114,7 +115,7 @@ class Pass:
     rows: list[Row] = field(default_factory=list)
 
 
-def _episode(pool: ReplicaPool, task: TaskSpec, policy: Policy,
+def _episode(pool: ReplicaPool, task: TaskSpec, policy: Policy, limits: EpisodeLimits = LIMITS,
              attempts: int = 2) -> tuple[Episode, Trajectory | None]:
     """One episode on a fresh replica, setup included; a replica fault retries on a fresh one, as production does.
     The trajectory is None when every attempt ended in a replica fault."""
@@ -122,7 +123,7 @@ def _episode(pool: ReplicaPool, task: TaskSpec, policy: Policy,
         start = time.monotonic()
         try:
             with pool.lease(timeout=600) as r:
-                t = run_episode(r, task, policy, seed=7, limits=LIMITS)
+                t = run_episode(r, task, policy, seed=7, limits=limits)
             return Episode.of(task, t), t
         except ReplicaError as exc:
             if attempt == attempts:
@@ -183,7 +184,7 @@ def _stressor(cpus: int) -> Iterator[str]:
 
 
 def run_pass(load: str, jobs: list[tuple[str, int, TaskSpec]], image: str, replicas: int, stress_cpu: int,
-             evidence: Path | None = None) -> Pass:
+             evidence: Path | None = None, limits: EpisodeLimits = LIMITS) -> Pass:
     @contextmanager
     def stress() -> Iterator[str]:
         if load == "stress":
@@ -202,7 +203,7 @@ def run_pass(load: str, jobs: list[tuple[str, int, TaskSpec]], image: str, repli
                 suite, difficulty, task = job
 
                 def run(role: str, policy: Policy) -> Episode:
-                    ep, t = _episode(pool, task, policy)
+                    ep, t = _episode(pool, task, policy, limits)
                     if evidence is not None and t is not None and ep.problems(role):
                         _keep(evidence / f"{task.id}-seed{task.variant}-{load}-{role}", t)
                     return ep
@@ -280,6 +281,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--templates", default=None, help="only these template ids (comma-separated)")
     ap.add_argument("--replicas", type=int, default=2, help="episodes at a time")
     ap.add_argument("--stress-cpu", type=int, default=4, help="stress-ng --cpu N for the stress pass")
+    ap.add_argument("--settle-mode", choices=("frames", "damage"), default=LIMITS.settle_mode,
+                    help="how replicas tell that a step's screen settled (Replica.act's mode)")
     ap.add_argument("--evidence", type=Path, default=None,
                     help="keep each failed episode's screenshots and steps in DIR/TEMPLATE-seedN-PASS-POLICY/")
     a = ap.parse_args(args_in)
@@ -303,7 +306,8 @@ def main(argv: list[str] | None = None) -> int:
     commit = _git_commit()  # the code that runs: read now, not when the report is written an hour later
     image = images.ensure_image("apps")
     print(f"{len(jobs)} variants x {len(passes)} passes x (oracle + noop) on {image}", flush=True)
-    done = [run_pass(load, jobs, image, a.replicas, a.stress_cpu, a.evidence) for load in passes]
+    limits = dataclasses.replace(LIMITS, settle_mode=a.settle_mode)
+    done = [run_pass(load, jobs, image, a.replicas, a.stress_cpu, a.evidence, limits) for load in passes]
     a.out.parent.mkdir(parents=True, exist_ok=True)
     a.out.write_text(render(done, args_in, started, commit))
     failed = sum(bool(r.problems) for p in done for r in p.rows)

@@ -12,7 +12,8 @@ import duckdb
 import pytest
 
 from osgym.collection import Collection, run_collection
-from osgym.collection.collector import EpisodeSummary, collect_with_retries
+from osgym.collection.collector import Collector, EpisodeSummary, collect_with_retries
+from osgym.collection.recipe import Recipe
 from osgym.errors import ConfigError, ReplicaUnreachable
 from osgym.replicas.events import PoolEvent
 from osgym.settings import settings
@@ -38,7 +39,18 @@ def test_a_bad_recipe_or_shard_fails_before_any_replica_starts(tmp_path: Path) -
         Collection({"name": "x", "episodes": 1, "tasks": ["no-such-task"], "store": str(tmp_path)})
     with pytest.raises(ValueError, match="expected 0..1, actual 2"):
         Collection({"name": "x", "episodes": 1, "store": str(tmp_path)}, shard=2, shards=2)
+    with pytest.raises(ConfigError, match="settle_mode"):
+        Collection({"name": "x", "episodes": 1, "store": str(tmp_path), "settle_mode": "pixels"})
     assert not (tmp_path / "x").exists()
+
+
+def test_the_recipes_settle_reaches_every_episode(tmp_path: Path) -> None:
+    recipe = Recipe.model_validate({"name": "x", "episodes": 1, "store": str(tmp_path), "settle_s": 0.7,
+                                    "settle_mode": "damage"})
+    limits = Collector(recipe, pool=None, image="unused").limits  # type: ignore[arg-type]  # no replica is leased
+    assert (limits.settle_s, limits.settle_mode) == (0.7, "damage")
+    assert Collector(Recipe.model_validate({"name": "x", "episodes": 1}), pool=None,  # type: ignore[arg-type]
+                     image="unused").limits.settle_mode == "frames"
 
 
 def test_the_retry_loop_retries_replica_faults_and_records_the_last() -> None:

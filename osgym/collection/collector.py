@@ -171,7 +171,7 @@ class Collector:
         r = self.recipe
         self.limits = EpisodeLimits(
             max_steps=r.max_steps, deadline_s=r.episode_timeout_s, settle_s=r.settle_s,
-            screenshot_format=r.observation.format, screenshot_quality=r.observation.quality,
+            settle_mode=r.settle_mode, screenshot_format=r.observation.format, screenshot_quality=r.observation.quality,
             screenshot_max_side=r.observation.max_side, a11y=r.observation.a11y,
         )
 

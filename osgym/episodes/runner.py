@@ -47,6 +47,7 @@ class EpisodeLimits:
     screenshot_quality: int = 80
     screenshot_max_side: int | None = None
     settle_s: float = 1.0
+    settle_mode: str = "frames"  # how the replica tells the screen settled (Replica.act's ``mode``)
     a11y: bool = False  # capture the accessibility tree at every step
 
 
@@ -112,7 +113,7 @@ def run_episode(
         timed_out = False
         try:
             if to_run and carried is None:  # a wait's actions already ran while it polled
-                _act(replica, to_run, limits.settle_s, deadline)
+                _act(replica, to_run, limits.settle_s, deadline, limits.settle_mode)
         except RequestRejected as exc:
             error = str(exc)
         except (_DeadlinePassed, EpisodeTimeout):
@@ -143,7 +144,7 @@ def run_episode(
     if traj.steps and limits.settle_s:
         # Let the last actions land (a shell still running a typed command, an app still saving)
         # before the evaluator inspects the replica: a second settle window, at least a second long.
-        replica.act([], settle=max(limits.settle_s, 1.0))
+        replica.act([], settle=max(limits.settle_s, 1.0), mode=limits.settle_mode)
     try:
         traj.score = evaluate(replica, task, last_type)
     except (EvaluatorError, TaskError) as exc:
@@ -228,7 +229,7 @@ def _wait(replica: Replica, task: TaskSpec, policy: Policy, traj: Trajectory, fi
     return _Turn(first.observation, waited, env_ms, policy_ms), turn
 
 
-def _act(replica: Replica, actions: list[Action], settle: float, deadline: float) -> None:
+def _act(replica: Replica, actions: list[Action], settle: float, deadline: float, mode: str = "frames") -> None:
     """Perform one reply's actions, stopping between them once ``deadline`` has passed.
 
     The actions go in pieces that each end at a ``WAIT`` (one request for a reply without
@@ -251,7 +252,7 @@ def _act(replica: Replica, actions: list[Action], settle: float, deadline: float
         for n, piece in enumerate(pieces):
             if time.monotonic() > deadline:
                 raise _DeadlinePassed
-            replica.act(piece, settle=settle if n == len(pieces) - 1 else 0.0)
+            replica.act(piece, settle=settle if n == len(pieces) - 1 else 0.0, mode=mode)
 
 
 def _end(traj: Trajectory, termination: str, exc: BaseException, error_class: str | None = None) -> Trajectory:

@@ -303,14 +303,18 @@ class Replica:
 
     # ---- acting -----------------------------------------------------------
     def act(self, actions: Sequence[_Action | dict[str, Any]], settle: float = 0.0,
-            quiet: float | None = None) -> dict[str, Any]:
-        """Perform actions in order; with ``settle`` > 0, wait up to that long for the screen to stop changing
-        (unchanged for ``quiet`` seconds; the replica's default, 0.15 s, if None)."""
+            quiet: float | None = None, *, mode: str | None = None, minimum: float | None = None) -> dict[str, Any]:
+        """Perform actions in order; with ``settle`` > 0, wait up to that long for the screen to stop changing.
+
+        ``mode`` is how the replica tells: ``frames`` (its default) compares screenshots until none changed
+        for ``quiet`` seconds (0.15 s if None); ``damage`` waits on the X server's reports of drawing until
+        ``quiet`` seconds passed without one (0.1 s if None), and at least ``minimum`` seconds after the input
+        (0.2 s if None; frames' default is 0). The answer's ``settled_by`` names the mode used.
+        """
         body: dict[str, Any] = {"actions": [a.to_json() if isinstance(a, _Action) else a for a in actions]}
         if settle:
-            body["settle"] = {"timeout": settle, "interval": 0.05}
-            if quiet is not None:
-                body["settle"]["quiet"] = quiet
+            rule = {"timeout": settle, "interval": 0.05, "quiet": quiet, "mode": mode, "min": minimum}
+            body["settle"] = {k: v for k, v in rule.items() if v is not None}
         waits = sum(float(getattr(a, "seconds", 0) or 0) for a in actions if not isinstance(a, dict))
         answer: dict[str, Any] = self.api.request("POST", "/actions", json=body,
                                                   timeout=self.api.timeouts.read + waits + settle).json()

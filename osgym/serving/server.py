@@ -17,7 +17,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import uvicorn
 from fastapi import FastAPI
@@ -59,6 +59,7 @@ class ServeConfig(BaseModel):
     max_sessions_per_token: int = Field(8, ge=1)
     lease_timeout_s: float = Field(60.0, gt=0)
     settle_s: float = Field(0.5, ge=0)
+    settle_mode: Literal["frames", "damage"] = "frames"
     first_settle_s: float = Field(5.0, ge=0)
     """After a task's setup, wait up to this long for the screen to be quiet ``first_quiet_s`` (0: no wait)."""
     first_quiet_s: float = Field(0.5, ge=0, le=5)
@@ -71,7 +72,8 @@ class ServeConfig(BaseModel):
     def limits(self) -> ServeLimits:
         return ServeLimits(max_steps=self.max_steps, idle_timeout_s=self.idle_timeout_s,
                            max_sessions_per_owner=self.max_sessions_per_token, lease_timeout_s=self.lease_timeout_s,
-                           settle_s=self.settle_s, first_settle_s=self.first_settle_s,
+                           settle_s=self.settle_s, settle_mode=self.settle_mode,
+                           first_settle_s=self.first_settle_s,
                            first_quiet_s=self.first_quiet_s)
 
 

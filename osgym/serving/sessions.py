@@ -99,6 +99,8 @@ class ServeLimits:
     """How long an open waits for a free replica before it answers 503."""
     settle_s: float = 0.5
     """After a step's actions, wait up to this long for the screen to stop changing."""
+    settle_mode: str = "frames"
+    """How the replica tells (``Replica.act``'s ``mode``: ``frames`` or ``damage``)."""
     first_settle_s: float = 5.0
     first_quiet_s: float = 0.5
     """After setup, wait up to ``first_settle_s`` until the screen has not changed for ``first_quiet_s``: a
@@ -320,7 +322,7 @@ class SessionManager:
         error: str | None = None
         try:
             if to_run:
-                session.replica.act(to_run, settle=self.limits.settle_s)
+                session.replica.act(to_run, settle=self.limits.settle_s, mode=self.limits.settle_mode)
         except RequestRejected as exc:
             error = str(exc)
         except ReplicaError as exc:
@@ -350,7 +352,7 @@ class SessionManager:
         try:
             final = self._observe(session, len(traj.steps))
             # let the last actions land (a shell still running, an app still saving) before the evaluator looks
-            session.replica.act([], settle=max(self.limits.settle_s, 1.0))
+            session.replica.act([], settle=max(self.limits.settle_s, 1.0), mode=self.limits.settle_mode)
             score = evaluate(session.replica, session.task, terminal)
         except (EvaluatorError, TaskError) as exc:
             step.env_ms = (time.perf_counter() - t0) * 1000

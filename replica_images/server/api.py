@@ -15,13 +15,13 @@ import liveview
 import procs
 import wallpaper
 from errors import HttpError, bad, load_json, number
+import settle
 from screen import Screen
 from xinput import InputError, XInput
 
 HOME = "/home/user"
 FILE_ROOTS = (HOME, "/tmp")
 MAX_FILE = 256 * 2**20
-SETTLE_QUIET_S = 0.15  # how long the screen must stay unchanged after input before it counts as settled
 """Largest file (or recording) the server sends."""
 MAX_UPLOAD = 64 * 2**20
 """Largest body of a file upload (PUT /files; OSWorld's /setup/upload)."""
@@ -78,6 +78,10 @@ class App:
         self.child_env = child_env
         self.input = XInput(display)
         self.screen = Screen(display)
+        try:
+            self.damage = settle.Damage(display)
+        except Exception:  # an X server without DAMAGE: settles by frames, and says so in each answer
+            self.damage = None
         self.action_lock = threading.Lock()
         self.started = time.time()
         self.desktop = None  # the supervisor (osgym_replica.Desktop), set at start-up
@@ -184,12 +188,17 @@ class App:
                     if a.get("action_type") == "WAIT")
         if waits > MAX_WAIT_PER_REQUEST:
             raise bad(f"actions: expected at most {MAX_WAIT_PER_REQUEST:g} s of WAIT in one request, actual {waits:g}")
-        settle = data.get("settle") or {}
-        if not isinstance(settle, dict):
-            raise bad("settle: expected an object {timeout, interval}")
-        settle_timeout = number(settle, "timeout", 0, 30, default=0)
-        settle_interval = number(settle, "interval", 0.01, 5, default=0.05)
-        settle_quiet = number(settle, "quiet", 0, 5, default=SETTLE_QUIET_S)
+        how = data.get("settle") or {}
+        if not isinstance(how, dict):
+            raise bad("settle: expected an object {timeout, interval, quiet, min, mode}")
+        mode = how.get("mode", "frames")
+        if mode not in settle.MODES:
+            raise bad(f"settle.mode: expected one of {', '.join(settle.MODES)}, actual {mode!r:.20}")
+        damage = mode == "damage"
+        settle_timeout = number(how, "timeout", 0, 30, default=0)
+        settle_interval = number(how, "interval", 0.01, 5, default=0.05)
+        settle_quiet = number(how, "quiet", 0, 5, default=settle.DAMAGE_QUIET_S if damage else settle.SETTLE_QUIET_S)
+        settle_min = number(how, "min", 0, 5, default=settle.DAMAGE_MIN_S if damage else 0)
         t0 = time.perf_counter()
         with self.action_lock:
             try:
@@ -200,32 +209,24 @@ class App:
                         raise bad(f"action {i} ({a.get('action_type')}): {exc}") from None
             finally:
                 self.input.sync()  # every event reached the X server before we answer
-            settled = self.settle(settle_timeout, settle_interval, settle_quiet)
+            settled, mode = self.settle(time.monotonic(), mode, settle_timeout, settle_interval, settle_quiet,
+                                        settle_min)
         x, y = self.input.pointer()
-        return 200, {"performed": len(acts), "settled": settled, "pointer": [x, y],
+        return 200, {"performed": len(acts), "settled": settled, "settled_by": mode, "pointer": [x, y],
                      "elapsed_ms": round((time.perf_counter() - t0) * 1000, 2)}, None
 
-    def settle(self, timeout, interval, quiet):
-        """Wait until the screen has not changed for ``quiet`` seconds (frames ``interval`` apart), at most
-        ``timeout`` seconds; ``quiet`` is at least one interval.
-
-        Input reaches the X server before this starts, but an application draws its answer later: xterm's
-        echo goes through the shell and the pty first. Two equal frames 50 ms apart were taken, on a loaded
-        machine, before xterm had drawn a typed command, and the next observation showed the screen as it
-        was before the step.
-        """
+    def settle(self, start, mode, timeout, interval, quiet, minimum):
+        """(settled, the mode that judged it): True once quiet, False at the timeout, None if not asked."""
         if timeout <= 0:
-            return None
-        deadline = time.monotonic() + min(timeout, 30)
-        last, since = self.screen.frame_hash(), time.monotonic()
-        while time.monotonic() < deadline:
-            time.sleep(interval)
-            now, at = self.screen.frame_hash(), time.monotonic()
-            if now != last:
-                last, since = now, at
-            elif at - since >= max(quiet, interval):
-                return True
-        return False
+            return None, None
+        if mode == "damage":
+            if self.damage is None or self.damage.failed:
+                mode = "frames"  # reported back, so a caller sees which rule judged its step
+            else:
+                return self.damage.settle(start, timeout, quiet, minimum), mode
+        rest = max(0.0, minimum - (time.monotonic() - start))
+        time.sleep(rest)
+        return settle.by_frames(self.screen, timeout - rest, interval, quiet), mode
 
     def validate(self, a):
         if not isinstance(a, dict):

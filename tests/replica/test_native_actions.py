@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from osgym.errors import RequestRejected
 from osgym.replicas.actions import (
     Click,
     Done,
@@ -120,19 +121,57 @@ def test_settle_reports_whether_the_screen_stopped_changing(shared_replica: Repl
     assert out["pointer"] == [10, 10]
 
 
-@pytest.mark.parametrize("quiet, settled_before_the_clear", [(0.05, True), (0.6, False)])
+@pytest.mark.parametrize("rule, settled_before_the_clear", [
+    ({"quiet": 0.05}, True), ({"quiet": 1.5}, False),
+    # damage: the X server's reports of drawing, not screenshots; the echo is a change, so a long quiet
+    # window still waits for the clear, and so does a minimum that outlasts the sleep
+    ({"mode": "damage", "quiet": 0.05, "min": 0}, True), ({"mode": "damage", "quiet": 1.5, "min": 0}, False),
+    ({"mode": "damage", "quiet": 0.05, "min": 1.5}, False),
+])
 def test_settle_waits_until_the_screen_has_been_quiet_that_long(
-        replica: Replica, quiet: float, settled_before_the_clear: bool) -> None:
-    # xterm echoes the command at once and clears the screen 0.3 s later: a quiet window shorter than that gap
+        replica: Replica, rule: dict[str, object], settled_before_the_clear: bool) -> None:
+    # xterm echoes the command at once and clears the screen 1 s later: a quiet window shorter than that gap
     # settles in between (as two equal frames 50 ms apart did, before a loaded xterm had even echoed), a
-    # longer one only once the clear has been drawn.
+    # longer one only once the clear has been drawn. The gap is a second: at load 10-16 a gap of 0.3 s was not
+    # quiet for 50 ms anywhere (both short-window cases settled only after the clear).
     replica.launch(["xterm"])
     replica.wait_window("xterm", focused=True)
     replica.act([Typing(text="clear\n")], settle=3.0)
-    body = {"actions": [Typing(text="sleep 0.3; clear\n").to_json()],
-            "settle": {"timeout": 5.0, "interval": 0.05, "quiet": quiet}}
+    body = {"actions": [Typing(text="sleep 1; clear\n").to_json()],
+            "settle": {"timeout": 5.0, "interval": 0.05, **rule}}
     out = replica.api.request("POST", "/actions", json=body, timeout=15).json()
     assert out["settled"] is True
+    assert out["settled_by"] == rule.get("mode", "frames")
     at_return = replica.screenshot().data
-    time.sleep(1.0)  # the clear has long been drawn by now
+    time.sleep(2.0)  # the clear has long been drawn by now
     assert (replica.screenshot().data != at_return) is settled_before_the_clear
+
+
+@pytest.mark.parametrize("mode", ["frames", "damage"])
+def test_settle_waits_its_minimum_on_a_still_screen(shared_replica: Replica, mode: str) -> None:
+    shared_replica.act([], settle=3.0)  # nothing left to draw from earlier tests
+    t0 = time.monotonic()
+    out = shared_replica.act([], settle=3.0, mode=mode, minimum=0.5, quiet=0.05)
+    took = time.monotonic() - t0
+    assert out["settled"] is True and out["settled_by"] == mode
+    assert 0.5 <= took < 2.5, took
+
+
+def test_damage_settle_ends_quiet_after_the_last_drawing_not_at_its_timeout(shared_replica: Replica) -> None:
+    shared_replica.act([], settle=3.0)
+    t0 = time.monotonic()
+    out = shared_replica.act([MoveTo(x=30, y=30)], settle=5.0, mode="damage", minimum=0.0, quiet=0.1)
+    assert out["settled"] is True
+    assert time.monotonic() - t0 < 2.0
+
+
+@pytest.mark.parametrize("rule, named", [({"mode": "pixels"}, "settle.mode"), ({"min": 9}, "min"),
+                                          ({"mode": "damage", "quiet": -1}, "quiet")])
+def test_a_bad_settle_rule_is_refused_before_any_input(shared_replica: Replica, rule: dict[str, object],
+                                                        named: str) -> None:
+    before = shared_replica.pointer()
+    with pytest.raises(RequestRejected, match=named):
+        shared_replica.api.request("POST", "/actions", json={
+            "actions": [MoveTo(x=before[0] // 2 + 1, y=before[1] // 2 + 1).to_json()],
+            "settle": {"timeout": 1.0, **rule}})
+    assert shared_replica.pointer() == before
