@@ -16,7 +16,6 @@ mode, then the ratios (damage / frames) of the medians and means.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
 import time
@@ -24,24 +23,21 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import nullcontext
 from typing import Any
 
+from bench.bench_density import emit
 from bench.bench_pool import pct
 from osgym.agents.policies.scripted import ScriptedPolicy
 from osgym.episodes.runner import EpisodeLimits, run_episode
 from osgym.replicas import images
+from osgym.replicas.client import SETTLE_MODES, SettleMode
 from osgym.replicas.pool import ReplicaPool, limits_for
 from osgym.tasks import suites
 from osgym.tasks.spec import TaskSpec
 from scripts.suite_check import _stressor
 
-MODES = ("frames", "damage")
 SCREENS = {"desktop": (1280, 800), "apps": (1920, 1080)}
 
 
-def emit(**kw: Any) -> None:
-    print(json.dumps(kw, default=lambda v: round(v, 3) if isinstance(v, float) else str(v)), flush=True)
-
-
-def episode(pool: ReplicaPool, task: TaskSpec, mode: str, settle_s: float) -> dict[str, Any]:
+def episode(pool: ReplicaPool, task: TaskSpec, mode: SettleMode, settle_s: float) -> dict[str, Any]:
     limits = EpisodeLimits(max_steps=40, deadline_s=240, settle_s=settle_s, settle_mode=mode)
     t0 = time.monotonic()
     with pool.lease(timeout=600) as r:
@@ -77,13 +73,13 @@ def main() -> None:
     if not tasks:
         ap.error(f"no templates in {names}")
     jobs = [(task, mode) for i, task in enumerate(tasks)
-            for mode in (MODES if i % 2 == 0 else MODES[::-1])]
+            for mode in (SETTLE_MODES if i % 2 == 0 else SETTLE_MODES[::-1])]
     image = images.ensure_image(a.tier)
     emit(image=image, suites=names, variants=len(tasks), episodes=len(jobs), stress_cpu=a.stress_cpu,
          load_before=os.getloadavg()[0])
     rows: list[dict[str, Any]] = []
 
-    def run(job: tuple[TaskSpec, str]) -> None:
+    def run(job: tuple[TaskSpec, SettleMode]) -> None:
         row = episode(pool, *job, a.settle_s)
         emit(**row)
         rows.append(row)
@@ -98,7 +94,7 @@ def main() -> None:
             time.sleep(5)
         for future in futures:
             future.result()
-    by_mode = {m: summary(rows, m) for m in MODES}
+    by_mode = {m: summary(rows, m) for m in SETTLE_MODES}
     for s in by_mode.values():
         emit(**s)
     fr, dm = by_mode["frames"], by_mode["damage"]

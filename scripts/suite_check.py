@@ -51,6 +51,7 @@ from osgym.episodes.runner import EpisodeLimits, run_episode
 from osgym.episodes.trajectory import Trajectory
 from osgym.errors import OsgymError, ReplicaError
 from osgym.replicas import images
+from osgym.replicas.client import SETTLE_MODES
 from osgym.replicas.pool import ReplicaPool, limits_for
 from osgym.tasks import suites
 from osgym.tasks.spec import TaskSpec
@@ -281,7 +282,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--templates", default=None, help="only these template ids (comma-separated)")
     ap.add_argument("--replicas", type=int, default=2, help="episodes at a time")
     ap.add_argument("--stress-cpu", type=int, default=4, help="stress-ng --cpu N for the stress pass")
-    ap.add_argument("--settle-mode", choices=("frames", "damage"), default=LIMITS.settle_mode,
+    ap.add_argument("--settle-mode", choices=SETTLE_MODES, default=LIMITS.settle_mode,
                     help="how replicas tell that a step's screen settled (Replica.act's mode)")
     ap.add_argument("--evidence", type=Path, default=None,
                     help="keep each failed episode's screenshots and steps in DIR/TEMPLATE-seedN-PASS-POLICY/")

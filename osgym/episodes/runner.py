@@ -30,7 +30,7 @@ from osgym.errors import (
     error_class_of,
 )
 from osgym.replicas.actions import TERMINAL_TYPES, Action, Wait, check_reply
-from osgym.replicas.client import Replica
+from osgym.replicas.client import Replica, SettleMode
 from osgym.replicas.observation import Observation
 from osgym.tasks.evaluate import evaluate
 from osgym.tasks.setup import run_setup
@@ -47,7 +47,7 @@ class EpisodeLimits:
     screenshot_quality: int = 80
     screenshot_max_side: int | None = None
     settle_s: float = 1.0
-    settle_mode: str = "frames"  # how the replica tells the screen settled (Replica.act's ``mode``)
+    settle_mode: SettleMode = "frames"
     a11y: bool = False  # capture the accessibility tree at every step
 
 
@@ -229,7 +229,7 @@ def _wait(replica: Replica, task: TaskSpec, policy: Policy, traj: Trajectory, fi
     return _Turn(first.observation, waited, env_ms, policy_ms), turn
 
 
-def _act(replica: Replica, actions: list[Action], settle: float, deadline: float, mode: str = "frames") -> None:
+def _act(replica: Replica, actions: list[Action], settle: float, deadline: float, mode: SettleMode = "frames") -> None:
     """Perform one reply's actions, stopping between them once ``deadline`` has passed.
 
     The actions go in pieces that each end at a ``WAIT`` (one request for a reply without

@@ -21,7 +21,7 @@ import shlex
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 import docker.errors
 import httpx
@@ -48,6 +48,10 @@ class Timeouts:
     def httpx(self) -> httpx.Timeout:
         return httpx.Timeout(connect=self.connect, read=self.read, write=self.write, pool=self.pool)
 
+
+SettleMode = Literal["frames", "damage"]
+"""How a replica tells that the screen settled after input (:meth:`Replica.act`'s ``mode``)."""
+SETTLE_MODES: tuple[SettleMode, ...] = get_args(SettleMode)
 
 DEFAULT_TIMEOUTS = Timeouts()
 
@@ -303,7 +307,8 @@ class Replica:
 
     # ---- acting -----------------------------------------------------------
     def act(self, actions: Sequence[_Action | dict[str, Any]], settle: float = 0.0,
-            quiet: float | None = None, *, mode: str | None = None, minimum: float | None = None) -> dict[str, Any]:
+            quiet: float | None = None, *, mode: SettleMode | None = None,
+            minimum: float | None = None) -> dict[str, Any]:
         """Perform actions in order; with ``settle`` > 0, wait up to that long for the screen to stop changing.
 
         ``mode`` is how the replica tells: ``frames`` (its default) compares screenshots until none changed

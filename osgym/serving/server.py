@@ -17,7 +17,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 import uvicorn
 from fastapi import FastAPI
@@ -26,6 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from osgym.collection.collector import new_run_id
 from osgym.dataset.writer import DEFAULT_SHARD_MAX_AGE_S, DatasetWriter
 from osgym.errors import ConfigError
+from osgym.replicas.client import SettleMode
 from osgym.replicas.pool import ReplicaPool
 from osgym.serving.app import create_app
 from osgym.serving.auth import Access, new_token
@@ -59,7 +60,7 @@ class ServeConfig(BaseModel):
     max_sessions_per_token: int = Field(8, ge=1)
     lease_timeout_s: float = Field(60.0, gt=0)
     settle_s: float = Field(0.5, ge=0)
-    settle_mode: Literal["frames", "damage"] = "frames"
+    settle_mode: SettleMode = "frames"
     first_settle_s: float = Field(5.0, ge=0)
     """After a task's setup, wait up to this long for the screen to be quiet ``first_quiet_s`` (0: no wait)."""
     first_quiet_s: float = Field(0.5, ge=0, le=5)

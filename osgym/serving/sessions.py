@@ -50,7 +50,7 @@ from osgym.errors import (
 )
 from osgym.replicas import cost
 from osgym.replicas.actions import TERMINAL_TYPES, Action, check_reply
-from osgym.replicas.client import Replica
+from osgym.replicas.client import Replica, SettleMode
 from osgym.replicas.observation import Observation
 from osgym.replicas.pool import ReplicaPool
 from osgym.tasks.assets import cache_from_settings, missing_assets
@@ -99,8 +99,7 @@ class ServeLimits:
     """How long an open waits for a free replica before it answers 503."""
     settle_s: float = 0.5
     """After a step's actions, wait up to this long for the screen to stop changing."""
-    settle_mode: str = "frames"
-    """How the replica tells (``Replica.act``'s ``mode``: ``frames`` or ``damage``)."""
+    settle_mode: SettleMode = "frames"
     first_settle_s: float = 5.0
     first_quiet_s: float = 0.5
     """After setup, wait up to ``first_settle_s`` until the screen has not changed for ``first_quiet_s``: a

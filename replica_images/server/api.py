@@ -13,9 +13,9 @@ import time
 
 import liveview
 import procs
+import settle
 import wallpaper
 from errors import HttpError, bad, load_json, number
-import settle
 from screen import Screen
 from xinput import InputError, XInput
 

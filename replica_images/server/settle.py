@@ -62,7 +62,6 @@ class Damage:
         self.handle = self.d.screen().root.damage_create(damage.DamageReportNonEmpty)
         self.d.flush()
         self.changed_at = time.monotonic()
-        self.changes = 0
         self.failed = None  # why the reader stopped: settles go back to frames then
         self._event = self.d.extension_event.DamageNotify
         self._cond = threading.Condition()
@@ -78,7 +77,6 @@ class Damage:
                 self.d.flush()
                 with self._cond:
                     self.changed_at = time.monotonic()
-                    self.changes += 1
                     self._cond.notify_all()
         except Exception as exc:  # the X connection is gone: no report will come, so none may be waited for
             self.failed = f"{type(exc).__name__}: {exc}"

@@ -161,7 +161,7 @@ def test_damage_settle_ends_quiet_after_the_last_drawing_not_at_its_timeout(shar
     shared_replica.act([], settle=3.0)
     t0 = time.monotonic()
     out = shared_replica.act([MoveTo(x=30, y=30)], settle=5.0, mode="damage", minimum=0.0, quiet=0.1)
-    assert out["settled"] is True
+    assert out["settled"] is True and out["settled_by"] == "damage"
     assert time.monotonic() - t0 < 2.0
 
 
