@@ -29,9 +29,11 @@ a PNG screenshot, staggered) for ``--duration`` s, the others idle: p50 and p95 
 and every replica gets a swap share of ``--swap-mib``; ``--mem-mib`` lowers the replicas' memory limit (the
 tier's 1536 MiB) so that each replica's own cold pages go there without the machine running short. The
 rows then also give what zram holds and what that costs (``zram_stored_mib``, ``zram_mem_mib``), and the
-memory left to grow into counts what zram would still free. Replicas are added 10 at a time, each step
-checked against ``--floor-gib``. KSM's knobs and zram are put back at the end (``ksm.undo``, ``zram.undo``),
-and every replica is removed, also on Ctrl-C.
+memory left to grow into counts what zram would still free. With ``--park-mib``, each replica is parked
+(:mod:`osgym.replicas.parking`: its cgroup's ``memory.high``) once its apps are open, and ``--active``
+unparks the replicas it steps, steps them for one period (the warm-up, reported apart), then measures.
+Replicas are added 10 at a time, each step checked against ``--floor-gib``. KSM's knobs and zram are put
+back at the end (``ksm.undo``, ``zram.undo``), and every replica is removed, also on Ctrl-C.
 Prints one JSON line per measurement.
 """
 
@@ -50,7 +52,7 @@ from typing import Any
 from bench.bench_apps_tier import _pss_mib, _wait_window
 from bench.bench_pool import _cpu_seconds, mem_available_mib, mem_used_mib, pct, step_at_pace
 from osgym.errors import ConfigError
-from osgym.replicas import images, ksm, zram
+from osgym.replicas import images, ksm, parking, zram
 from osgym.replicas.client import Replica
 from osgym.replicas.pool import ReplicaPool, limits_for, reap
 
@@ -65,9 +67,12 @@ def emit(**kw: Any) -> None:
 class Fleet:
     """Replicas held across pools (one pool per step up), each with Chromium and Calc open."""
 
-    def __init__(self, image: str, runtime: str | None, prefix: str, mem_mib: int | None = None):
+    def __init__(self, image: str, runtime: str | None, prefix: str, mem_mib: int | None = None,
+                 park_mib: int | None = None):
         self.image, self.runtime, self.prefix = image, runtime, prefix
         self.swap_mib, self.mem_mib = 0, mem_mib or limits_for("apps").mem_mib
+        self.park_mib = park_mib
+        self.park_s: list[float] = []
         self.pools: list[ReplicaPool] = []
         self.replicas: list[Replica] = []
 
@@ -83,6 +88,9 @@ class Fleet:
         fresh = [pool.acquire(timeout=120) for _ in range(n)]
         with ThreadPoolExecutor(workers) as ex:
             list(ex.map(_open_apps, fresh))
+            if self.park_mib is not None:
+                park_mib = self.park_mib
+                self.park_s += [p.seconds for p in ex.map(lambda r: parking.park(r, park_mib), fresh)]
         self.replicas += fresh
         return time.monotonic() - t0
 
@@ -158,6 +166,9 @@ def measure(fleet: Fleet, baseline_used: float, settle_s: float, label: str, **e
     st, z = ksm.status(), _zram()
     if z is not None:
         extra = {"zram_stored_mib": z.stored_bytes / 2**20, "zram_mem_mib": z.memory_bytes / 2**20, **extra}
+    if fleet.park_s:
+        extra = {"parked_mib": fleet.park_mib, "park_s_p50": pct(fleet.park_s, 50), "park_s_max": max(fleet.park_s),
+                 **extra}
     row = {"bench": "density", "phase": label, "replicas": n, "used_mib_each": used / n,
            "pss_mib_each": sum(pss) / len(pss) if pss else None, "mem_available_mib": mem_available_mib(),
            "ksm_run": st.run, "ksm_saved_mib": st.saved_mib, "ksmd_cpu_share": ksmd_share,
@@ -167,10 +178,25 @@ def measure(fleet: Fleet, baseline_used: float, settle_s: float, label: str, **e
 
 
 def active(fleet: Fleet, n: int, period: float, duration: float) -> None:
+    """``n`` held replicas step at a model's pace. Parked fleets unpark them first and step them for one
+    ``period`` (their pages coming back from zram: reported as the warm-up) before the measured window."""
+    stepping, extra = fleet.replicas[:n], dict[str, Any]()
+    if fleet.park_mib is not None:
+        t0 = time.monotonic()
+        for r in stepping:
+            parking.unpark(r, fleet.mem_mib)
+        warm, warm_errors = step_at_pace(stepping, period, period)
+        extra = {"unpark_s": time.monotonic() - t0 - period, "warmup_steps": len(warm),
+                 "warmup_p50_ms": pct(warm, 50) * 1e3, "warmup_p95_ms": pct(warm, 95) * 1e3,
+                 "warmup_errors": len(warm_errors)}
     cpu0 = _cpu_seconds()
-    lat, errors = step_at_pace(fleet.replicas[:n], period, duration)
+    lat, errors = step_at_pace(stepping, period, duration)
+    z = _zram()
+    if z is not None:
+        extra.update(zram_stored_mib=z.stored_bytes / 2**20, zram_mem_mib=z.memory_bytes / 2**20)
     emit(bench="density_active", held=len(fleet.replicas), active=n, period_s=period, steps=len(lat),
          errors=len(errors), p50_ms=pct(lat, 50) * 1e3, p95_ms=pct(lat, 95) * 1e3,
+         mem_available_mib=mem_available_mib(), **extra,
          machine_cores_busy=(_cpu_seconds() - cpu0) / duration, load1=os.getloadavg()[0],
          ksm_run=ksm.status().run, first_error=errors[0] if errors else None)
 
@@ -214,6 +240,9 @@ def main() -> None:
     ap.add_argument("--zram", default=None, metavar="SIZE", help="compressed swap of SIZE, on from the start")
     ap.add_argument("--swap-mib", type=int, default=1024, help="each replica's swap share with --zram")
     ap.add_argument("--mem-mib", type=int, default=None, help="each replica's memory limit (default: the tier's)")
+    ap.add_argument("--park-mib", type=int, default=None,
+                    help="park each replica at this resident bound once its apps are open (osgym.replicas.parking); "
+                         "--active unparks the replicas it steps")
     args = ap.parse_args()
     image = args.image or images.ensure_image("apps")
     plain = [int(x) for x in args.plain.split(",") if x]
@@ -224,7 +253,7 @@ def main() -> None:
     baseline = mem_used_mib()
     emit(bench="density_start", image=image, runtime=args.runtime or "daemon default", baseline_used_mib=baseline,
          mem_available_mib=mem_available_mib(), load1=os.getloadavg()[0])
-    fleet = Fleet(image, args.runtime, prefix, args.mem_mib)
+    fleet = Fleet(image, args.runtime, prefix, args.mem_mib, args.park_mib)
     try:
         if args.zram:
             emit(bench="density_zram", done=zram.tune(zram.parse_size(args.zram)), mem_mib=fleet.mem_mib,

@@ -51,6 +51,7 @@ import docker.errors
 import requests.exceptions
 
 from osgym.errors import CapacityError, ConfigError, LeaseTimeout, PoolError, ReplicaError
+from osgym.replicas import parking
 from osgym.replicas.accounting import Accountant, Usage
 from osgym.replicas.client import DEFAULT_TIMEOUTS, Replica, ReplicaState, Timeouts
 from osgym.replicas.cost import DEFAULT_PROFILE, Profile
@@ -414,6 +415,14 @@ class ReplicaPool:
         if host is not None:
             self.health.host_outcome(host, ok=fault is None)
         self._discard(replica, fault or "reset")
+
+    def park(self, replica: Replica, resident_mib: int) -> parking.Parked:
+        """Bound a held replica's resident memory while it does not step (:mod:`osgym.replicas.parking`)."""
+        return parking.park(replica, resident_mib)
+
+    def unpark(self, replica: Replica) -> parking.Parked:
+        """Lift :meth:`park`'s bound: the replica may use its whole memory limit again."""
+        return parking.unpark(replica, self.limits.mem_mib)
 
     def _discard(self, replica: Replica, cause: str) -> None:
         """Free the replica's slot now, remove its container in the background, start a replacement."""

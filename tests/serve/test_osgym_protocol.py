@@ -21,6 +21,7 @@ from serve_support import (
 from osgym.dataset.reader import open_dataset
 from osgym.serving.auth import fingerprint
 from osgym.serving.server import Serving
+from osgym.serving.sessions import Session
 
 pytestmark = [pytest.mark.docker]
 
@@ -154,18 +155,27 @@ def test_an_untrusted_task_file_is_refused_before_a_replica_is_leased(
 def test_a_vanished_clients_replica_is_reclaimed(server: tuple[Serving, str], client: OSGymClient,
                                                  docker_client: docker.DockerClient) -> None:
     s = server[0]
-    vm = client.reset(infeasible_task(), timeout=1).json()["vm_id"]  # OSGym's timeout: idle seconds allowed
-    ended = s.manager.episodes_ended
-    assert vm in s.manager.sessions_of(OWNER)
-    replica = s.manager.get(OWNER, vm).replica
+    # The session can be reclaimed before this test reads anything after the reset (1 s idle, counted from the
+    # answer's last byte on the server's side): what ended is taken from the manager's end hook, not from a
+    # look at the session table that would race the reaper.
+    gone: list[Session] = []
+    hook = gone.append
+    s.manager.end_hooks.append(hook)
+    try:
+        before = s.manager.episodes_ended
+        vm = client.reset(infeasible_task(), timeout=1).json()["vm_id"]  # OSGym's timeout: idle seconds allowed
+        # the episode is counted only after its replica went back, which takes longer on a loaded machine
+        deadline = time.monotonic() + 15
+        while s.manager.episodes_ended == before and time.monotonic() < deadline:
+            time.sleep(0.2)
+    finally:
+        s.manager.end_hooks.remove(hook)
+    assert [g.id for g in gone] == [vm], "the idle session was not reclaimed (or another one ended)"
+    assert gone[0].trajectory.termination == "timeout"
+    assert vm not in s.manager.sessions_of(OWNER)
+    assert s.manager.episodes_ended == before + 1
+    replica = gone[0].replica
     assert replica.container is not None
-    # The session leaves the table first (a client's next call gets 404 at once); the episode is counted
-    # only after its replica went back, which takes longer on a loaded machine: wait for the count.
-    deadline = time.monotonic() + 10
-    while s.manager.episodes_ended == ended and time.monotonic() < deadline:
-        time.sleep(0.2)
-    assert vm not in s.manager.sessions_of(OWNER), "the idle session was not reclaimed"
-    assert s.manager.episodes_ended == ended + 1
     assert client.step(vm, "wait()").status_code == 404
     assert "reclaimed" in client.step(vm, "wait()").json()["message"]
     # the replica went back to the pool: released (not faulted), its container removed, a fresh one leasable
