@@ -30,8 +30,9 @@ and every replica gets a swap share of ``--swap-mib``; ``--mem-mib`` lowers the 
 tier's 1536 MiB) so that each replica's own cold pages go there without the machine running short. The
 rows then also give what zram holds and what that costs (``zram_stored_mib``, ``zram_mem_mib``), and the
 memory left to grow into counts what zram would still free. With ``--park-mib``, each replica is parked
-(:mod:`osgym.replicas.parking`: its cgroup's ``memory.high``) once its apps are open, and ``--active``
-unparks the replicas it steps, steps them for one period (the warm-up, reported apart), then measures.
+(:mod:`osgym.replicas.parking`: its cgroup's ``memory.high``, or on cgroup v1 its memory limit) once its apps are open, and ``--active``
+unparks the replicas it steps, steps them for one period (the warm-up, reported apart), measures, then
+parks them again.
 Replicas are added 10 at a time, each step checked against ``--floor-gib``. KSM's knobs and zram are put
 back at the end (``ksm.undo``, ``zram.undo``), and every replica is removed, also on Ctrl-C.
 Prints one JSON line per measurement.
@@ -51,7 +52,7 @@ from typing import Any
 
 from bench.bench_apps_tier import _pss_mib, _wait_window
 from bench.bench_pool import _cpu_seconds, mem_available_mib, mem_used_mib, pct, step_at_pace
-from osgym.errors import ConfigError
+from osgym.errors import ConfigError, PoolError
 from osgym.replicas import images, ksm, parking, zram
 from osgym.replicas.client import Replica
 from osgym.replicas.pool import ReplicaPool, limits_for, reap
@@ -73,6 +74,7 @@ class Fleet:
         self.swap_mib, self.mem_mib = 0, mem_mib or limits_for("apps").mem_mib
         self.park_mib = park_mib
         self.park_s: list[float] = []
+        self.park_refused: list[str] = []
         self.pools: list[ReplicaPool] = []
         self.replicas: list[Replica] = []
 
@@ -89,10 +91,18 @@ class Fleet:
         with ThreadPoolExecutor(workers) as ex:
             list(ex.map(_open_apps, fresh))
             if self.park_mib is not None:
-                park_mib = self.park_mib
-                self.park_s += [p.seconds for p in ex.map(lambda r: parking.park(r, park_mib), fresh)]
+                self.park_s += [s for s in ex.map(self._park, fresh) if s is not None]
         self.replicas += fresh
         return time.monotonic() - t0
+
+    def _park(self, r: Replica) -> float | None:
+        """Seconds the park took; None, counted, where the kernel refused the bound (a full swap)."""
+        assert self.park_mib is not None
+        try:
+            return parking.park(r, self.park_mib).seconds
+        except PoolError as exc:
+            self.park_refused.append(str(exc))
+            return None
 
     def shrink_to(self, level: int) -> None:
         """Remove the newest pools until ``level`` replicas are held (a level the fleet grew through)."""
@@ -168,7 +178,7 @@ def measure(fleet: Fleet, baseline_used: float, settle_s: float, label: str, **e
         extra = {"zram_stored_mib": z.stored_bytes / 2**20, "zram_mem_mib": z.memory_bytes / 2**20, **extra}
     if fleet.park_s:
         extra = {"parked_mib": fleet.park_mib, "park_s_p50": pct(fleet.park_s, 50), "park_s_max": max(fleet.park_s),
-                 **extra}
+                 "park_refused": len(fleet.park_refused), **extra}
     row = {"bench": "density", "phase": label, "replicas": n, "used_mib_each": used / n,
            "pss_mib_each": sum(pss) / len(pss) if pss else None, "mem_available_mib": mem_available_mib(),
            "ksm_run": st.run, "ksm_saved_mib": st.saved_mib, "ksmd_cpu_share": ksmd_share,
@@ -182,11 +192,9 @@ def active(fleet: Fleet, n: int, period: float, duration: float) -> None:
     ``period`` (their pages coming back from zram: reported as the warm-up) before the measured window."""
     stepping, extra = fleet.replicas[:n], dict[str, Any]()
     if fleet.park_mib is not None:
-        t0 = time.monotonic()
-        for r in stepping:
-            parking.unpark(r, fleet.mem_mib)
+        unpark_s = [parking.unpark(r, fleet.mem_mib).seconds for r in stepping]
         warm, warm_errors = step_at_pace(stepping, period, period)
-        extra = {"unpark_s": time.monotonic() - t0 - period, "warmup_steps": len(warm),
+        extra = {"unpark_s_max": max(unpark_s), "warmup_steps": len(warm),
                  "warmup_p50_ms": pct(warm, 50) * 1e3, "warmup_p95_ms": pct(warm, 95) * 1e3,
                  "warmup_errors": len(warm_errors)}
     cpu0 = _cpu_seconds()
@@ -199,6 +207,9 @@ def active(fleet: Fleet, n: int, period: float, duration: float) -> None:
          mem_available_mib=mem_available_mib(), **extra,
          machine_cores_busy=(_cpu_seconds() - cpu0) / duration, load1=os.getloadavg()[0],
          ksm_run=ksm.status().run, first_error=errors[0] if errors else None)
+    if fleet.park_mib is not None:  # done stepping: parked again, as the rest of the fleet is
+        with ThreadPoolExecutor(3) as ex:
+            list(ex.map(fleet._park, stepping))
 
 
 def _grow_to(fleet: Fleet, level: int, log: Callable[..., None], baseline: float, floor_gib: float) -> bool:
