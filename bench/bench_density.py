@@ -31,8 +31,8 @@ tier's 1536 MiB) so that each replica's own cold pages go there without the mach
 rows then also give what zram holds and what that costs (``zram_stored_mib``, ``zram_mem_mib``), and the
 memory left to grow into counts what zram would still free. With ``--park-mib``, each replica is parked
 (:mod:`osgym.replicas.parking`: its cgroup's ``memory.high``, or on cgroup v1 its memory limit) once its
-apps are open, and ``--active`` unparks the replicas it steps, steps them for one period (the warm-up, reported apart), measures, then
-parks them again.
+apps are open, and ``--active`` unparks the replicas it steps, steps them for one period (the warm-up,
+reported apart), measures, then parks them again.
 Replicas are added 10 at a time, each step checked against ``--floor-gib``. KSM's knobs and zram are put
 back at the end (``ksm.undo``, ``zram.undo``), and every replica is removed, also on Ctrl-C.
 Prints one JSON line per measurement.
