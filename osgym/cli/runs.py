@@ -87,6 +87,10 @@ def serve(
     max_steps: Annotated[int, typer.Option(help="steps per episode; the last one ends and evaluates it")] = 100,
     idle_timeout: Annotated[float, typer.Option(help="seconds a session may sit idle before it is reclaimed")] = 600,
     max_sessions_per_token: Annotated[int, typer.Option(help="sessions one client may hold")] = 8,
+    park_after: Annotated[float | None, typer.Option(
+        help="park an idle session's replica after this many seconds: only --park-mib stays resident, the rest "
+             "goes to its swap share (needs root, OSGYM_REPLICA_SWAP_MIB and `osgym host tune --zram`)")] = None,
+    park_mib: Annotated[int, typer.Option(help="resident memory of a parked replica")] = 224,
     store: Annotated[str, typer.Option(help="where episodes are recorded (dir or s3://bucket/prefix)")] = "data",
     dataset: Annotated[str, typer.Option(help="dataset name under the store")] = "served",
     record: Annotated[bool, typer.Option(help="record every served episode into the dataset")] = True,
@@ -112,11 +116,13 @@ def serve(
         config = ServeConfig(host=host, port=port, tier=tier, replicas=replicas, standby=standby,
                              screen=(int(width), int(height)), tokenless_loopback=tokenless_loopback,
                              max_steps=max_steps, idle_timeout_s=idle_timeout,
-                             max_sessions_per_token=max_sessions_per_token, store=store, dataset=dataset,
+                             max_sessions_per_token=max_sessions_per_token, park_after_s=park_after,
+                             park_mib=park_mib, store=store, dataset=dataset,
                              record=record, run_id=run_id, live_view=live_view, view_port=view_port)
     except ValidationError as exc:
         e = exc.errors()[0]
-        raise _fail(ConfigError(f"--{'-'.join(str(p) for p in e['loc']).replace('_', '-')}: {e['msg']}")) from exc
+        option = "-".join(str(p) for p in e["loc"]).replace("_", "-")  # none for a check across options
+        raise _fail(ConfigError(f"--{option}: {e['msg']}" if option else e["msg"])) from exc
     except OsgymError as exc:
         raise _fail(exc) from exc
     _docker()

@@ -54,10 +54,9 @@ from osgym.errors import (
 from osgym.replicas.actions import Action, parse_action
 from osgym.replicas.observation import Observation
 from osgym.serving.auth import Access, Forbidden, Unauthorized
+from osgym.serving.limits import OSGYM_OBSERVATION, ObservationOptions
 from osgym.serving.liveview import LiveViews, ViewUnavailable, vnc_socket_of
 from osgym.serving.sessions import (
-    OSGYM_OBSERVATION,
-    ObservationOptions,
     SessionLimit,
     SessionManager,
     SessionNotFound,

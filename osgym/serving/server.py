@@ -21,7 +21,7 @@ from typing import Any
 
 import uvicorn
 from fastapi import FastAPI
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from osgym.collection.collector import new_run_id
 from osgym.dataset.writer import DEFAULT_SHARD_MAX_AGE_S, DatasetWriter
@@ -64,18 +64,30 @@ class ServeConfig(BaseModel):
     first_settle_s: float = Field(5.0, ge=0)
     """After a task's setup, wait up to this long for the screen to be quiet ``first_quiet_s`` (0: no wait)."""
     first_quiet_s: float = Field(0.5, ge=0, le=5)
+    park_after_s: float | None = Field(None, gt=0)
+    """Park the replica of a session idle this long (its memory beyond ``park_mib`` to its swap share; needs
+    root, a swap share and zram: :mod:`osgym.serving.idle_parking`); None: never."""
+    park_mib: int = Field(224, ge=64)
     record: bool = True
     store: str = "data"
     dataset: str = "served"
     run_id: str | None = None
     shard_max_age_s: float = Field(DEFAULT_SHARD_MAX_AGE_S, gt=0)
 
+    @model_validator(mode="after")
+    def _parks_before_reclaim(self) -> ServeConfig:
+        if self.park_after_s is not None and self.park_after_s >= self.idle_timeout_s:
+            raise ValueError(f"park_after_s ({self.park_after_s:g}) must be under idle_timeout_s "
+                             f"({self.idle_timeout_s:g}): a session is reclaimed before it would be parked")
+        return self
+
     def limits(self) -> ServeLimits:
         return ServeLimits(max_steps=self.max_steps, idle_timeout_s=self.idle_timeout_s,
                            max_sessions_per_owner=self.max_sessions_per_token, lease_timeout_s=self.lease_timeout_s,
                            settle_s=self.settle_s, settle_mode=self.settle_mode,
                            first_settle_s=self.first_settle_s,
-                           first_quiet_s=self.first_quiet_s)
+                           first_quiet_s=self.first_quiet_s, park_after_s=self.park_after_s,
+                           park_mib=self.park_mib)
 
 
 @dataclass

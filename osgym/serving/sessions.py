@@ -33,8 +33,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
-
 from osgym.collection.collector import episode_cost, episode_id
 from osgym.episodes.trajectory import EpisodeResult, Step, Trajectory, utcnow
 from osgym.errors import (
@@ -50,9 +48,11 @@ from osgym.errors import (
 )
 from osgym.replicas import cost
 from osgym.replicas.actions import TERMINAL_TYPES, Action, check_reply
-from osgym.replicas.client import Replica, SettleMode
+from osgym.replicas.client import Replica
 from osgym.replicas.observation import Observation
 from osgym.replicas.pool import ReplicaPool
+from osgym.serving.idle_parking import IdleParking
+from osgym.serving.limits import OSGYM_OBSERVATION, ObservationOptions, ServeLimits
 from osgym.tasks.assets import cache_from_settings, missing_assets
 from osgym.tasks.evaluate import evaluate
 from osgym.tasks.setup import run_setup
@@ -70,42 +70,6 @@ class SessionNotFound(OsgymError):
 
 class SessionLimit(OsgymError):
     """Raised when a client already holds as many sessions as it may."""
-
-
-class ObservationOptions(BaseModel):
-    """How a session's screenshots are encoded (once, inside the replica) and what comes with them."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-    format: str = Field("jpeg", pattern="^(jpeg|png)$")
-    quality: int = Field(80, ge=1, le=100)
-    max_side: int | None = Field(None, ge=64, le=16384)
-    a11y: bool = False
-
-
-OSGYM_OBSERVATION = ObservationOptions()
-"""What OSGym's protocol sends: a JPEG at quality 80, full size, no accessibility tree."""
-
-
-@dataclass(frozen=True)
-class ServeLimits:
-    """The operator's bounds on served episodes."""
-
-    max_steps: int = 100
-    """Steps per episode; the step that reaches it ends the episode (evaluated), as OSGym's ``max_step`` does."""
-    idle_timeout_s: float = 600.0
-    """Longest a session may go without a request; a client may ask for less, never more."""
-    max_sessions_per_owner: int = 8
-    lease_timeout_s: float = 60.0
-    """How long an open waits for a free replica before it answers 503."""
-    settle_s: float = 0.5
-    """After a step's actions, wait up to this long for the screen to stop changing."""
-    settle_mode: SettleMode = "frames"
-    first_settle_s: float = 5.0
-    first_quiet_s: float = 0.5
-    """After setup, wait up to ``first_settle_s`` until the screen has not changed for ``first_quiet_s``: a
-    terminal's shell prints its prompt a while after its window maps, and replicas set up from one task
-    and seed (a group reset) must show the same first screen, on a loaded host too."""
-    reap_interval_s: float = 1.0
 
 
 def load_client_task(data: Any) -> TaskSpec:
@@ -203,6 +167,10 @@ class SessionManager:
         self.sink_errors: list[str] = []
         self.end_hooks: list[Callable[[Session], None]] = []
         """Called with each session as it ends, before its replica is given back (the live views' revocation)."""
+        self.parking = None if limits.park_after_s is None else IdleParking(pool, limits.park_after_s,
+                                                                            limits.park_mib, clock)
+        if self.parking is not None:
+            self.end_hooks.append(self.parking.forget)
         self._reaper = threading.Thread(target=self._reap_loop, name="osgym-serve-reaper", daemon=True)
         self._reaper.start()
 
@@ -230,7 +198,9 @@ class SessionManager:
                 raise SessionNotFound(f"no session {session_id}: it ended, was reclaimed after its idle timeout, "
                                       "or was never opened by this client")
             s.last_seen = self.clock()
-            return s
+        if self.parking is not None:
+            self.parking.wake(s)
+        return s
 
     # ---- open ----------------------------------------------------------------------------------------
     def open(self, owner: str, task: TaskSpec, *, seed: int = 0, protocol: str = "native",
@@ -438,6 +408,10 @@ class SessionManager:
         while not self._closed.wait(self.limits.reap_interval_s):
             try:
                 self.reap_idle()
+                if self.parking is not None:
+                    with self._lock:
+                        live = list(self._sessions.values())
+                    self.parking.park_idle(live)
             except Exception:  # the reaper must outlive a failing release; the next round retries
                 continue
 

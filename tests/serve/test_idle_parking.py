@@ -1,0 +1,69 @@
+"""Served sessions' replicas parked while idle and woken by the next request, against real replicas."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import docker
+import pytest
+from pydantic import ValidationError
+from serve_support import TOKEN, OSGymClient, folder_task, running
+
+from osgym.replicas import accounting, parking
+from osgym.replicas.client import Replica
+from osgym.serving.auth import fingerprint
+from osgym.serving.server import ServeConfig, Serving
+
+pytestmark = [pytest.mark.docker]
+
+OWNER = fingerprint(TOKEN)
+PARK_MIB = 96
+
+
+def _unparked(replica: Replica, s: Serving) -> int | None:
+    """The bound an unparked replica has: none on cgroup v2, its memory limit on v1."""
+    assert replica.container is not None
+    paths = accounting.find_cgroup(replica.container.id)
+    assert paths is not None
+    return None if paths.version == 2 else s.pool.limits.mem_mib
+
+
+def _wait_parked(s: Serving, vm: int, parks: int) -> None:
+    parked = s.manager.parking
+    assert parked is not None
+    deadline = time.monotonic() + 20
+    while (vm not in parked.parked or parked.parks < parks) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert vm in parked.parked and parked.parks == parks, (parked.parked, parked.parks, parked.disabled)
+
+
+def test_an_idle_session_is_parked_and_its_next_step_wakes_it(image: str, docker_client: docker.DockerClient,
+                                                              tmp_path: Path) -> None:
+    with running(image, docker_client, tmp_path, replicas=1, standby=0, park_after_s=1.0,
+                 park_mib=PARK_MIB) as (s, url):
+        c = OSGymClient(url)
+        vm = c.reset(folder_task("parked")).json()["vm_id"]
+        replica = s.manager.get(OWNER, vm).replica
+        assert parking.resident_bound_mib(replica) == _unparked(replica, s)
+        _wait_parked(s, vm, parks=1)
+        assert parking.resident_bound_mib(replica) == PARK_MIB
+        # the next request lifts the bound before it runs, and the episode goes on as if nothing happened
+        r = c.step(vm, "type(mkdir ~/Desktop/parked)&press(enter)")
+        assert r.status_code == 200, r.text
+        assert s.manager.parking is not None and s.manager.parking.wakes == 1
+        assert vm not in s.manager.parking.parked
+        assert parking.resident_bound_mib(replica) == _unparked(replica, s)
+        _wait_parked(s, vm, parks=2)  # idle again: parked again
+        done = c.step(vm, "finish()")
+        assert done.status_code == 200 and done.json()["reward"] == 1.0
+        assert s.manager.parking.wakes == 2 and not s.manager.parking.parked  # ended: forgotten
+        assert s.manager.parking.disabled is None and s.manager.parking.refused == 0
+        c.close()
+
+
+def test_parking_after_the_idle_timeout_is_refused() -> None:
+    with pytest.raises(ValidationError, match="must be under idle_timeout_s"):
+        ServeConfig(park_after_s=600, idle_timeout_s=600)
+    with pytest.raises(ValidationError, match="greater than or equal to 64"):
+        ServeConfig(park_after_s=5, park_mib=32)
