@@ -41,11 +41,15 @@ class IdleParking:
         """Why this host cannot park (then nothing is tried again), or None."""
         self._lock = threading.Lock()
 
-    def park_idle(self, sessions: Iterable[Session]) -> list[int]:
-        """Park every live session idle for ``park_after_s`` and not parked yet; returns their ids."""
+    def park_idle(self, sessions: Iterable[Session], most: int = 4) -> list[int]:
+        """Park up to ``most`` live sessions idle for ``park_after_s`` and not parked yet; returns their ids.
+
+        A park takes seconds (the kernel reclaims before the write returns) and the reaper calls this
+        between its rounds: a few per round keep its reclaiming of idle sessions on time when a whole
+        fleet goes idle at once (a trainer's policy update)."""
         done: list[int] = []
         for s in sessions:
-            if self.disabled is not None:
+            if self.disabled is not None or len(done) >= most:
                 break
             with self._lock:
                 if s.id in self.parked or s.ended or self.clock() - s.last_seen <= self.park_after_s:

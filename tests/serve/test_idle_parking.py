@@ -8,11 +8,12 @@ from pathlib import Path
 import docker
 import pytest
 from pydantic import ValidationError
-from serve_support import TOKEN, OSGymClient, folder_task, running
+from serve_support import TOKEN, OSGymClient, folder_task, infeasible_task, running
 
 from osgym.replicas import accounting, parking
 from osgym.replicas.client import Replica
 from osgym.serving.auth import fingerprint
+from osgym.serving.idle_parking import IdleParking
 from osgym.serving.server import ServeConfig, Serving
 
 pytestmark = [pytest.mark.docker]
@@ -59,6 +60,26 @@ def test_an_idle_session_is_parked_and_its_next_step_wakes_it(image: str, docker
         assert done.status_code == 200 and done.json()["reward"] == 1.0
         assert s.manager.parking.wakes == 2 and not s.manager.parking.parked  # ended: forgotten
         assert s.manager.parking.disabled is None and s.manager.parking.refused == 0
+        c.close()
+
+
+def test_a_round_parks_at_most_its_share_and_a_busy_session_waits(image: str, docker_client: docker.DockerClient,
+                                                                  tmp_path: Path) -> None:
+    with running(image, docker_client, tmp_path, replicas=2, standby=0) as (s, url):  # the server parks nothing
+        c = OSGymClient(url)
+        vms = [c.reset(infeasible_task()).json()["vm_id"] for _ in range(2)]
+        sessions = [s.manager.get(OWNER, vm) for vm in vms]
+        idle = IdleParking(s.pool, 0.0, PARK_MIB, time.monotonic)
+        with sessions[0].lock:  # a request is running on the first: not idle, whatever its clock says
+            assert idle.park_idle(sessions, most=2) == [vms[1]]
+        assert idle.park_idle(sessions, most=1) == [vms[0]]
+        assert idle.park_idle(sessions, most=1) == []  # both parked already
+        assert [parking.resident_bound_mib(x.replica) for x in sessions] == [PARK_MIB, PARK_MIB]
+        for x in sessions:
+            idle.wake(x)
+        assert not idle.parked and idle.wakes == 2
+        assert [parking.resident_bound_mib(x.replica) for x in sessions] == [_unparked(x.replica, s)] * 2
+        c.shutdown("all")
         c.close()
 
 
