@@ -46,11 +46,11 @@ def test_a_bad_recipe_or_shard_fails_before_any_replica_starts(tmp_path: Path) -
 
 def test_the_recipes_settle_reaches_every_episode(tmp_path: Path) -> None:
     recipe = Recipe.model_validate({"name": "x", "episodes": 1, "store": str(tmp_path), "settle_s": 0.7,
-                                    "settle_mode": "damage"})
+                                    "settle_mode": "frames"})
     limits = Collector(recipe, pool=None, image="unused").limits  # type: ignore[arg-type]  # no replica is leased
-    assert (limits.settle_s, limits.settle_mode) == (0.7, "damage")
+    assert (limits.settle_s, limits.settle_mode) == (0.7, "frames")
     assert Collector(Recipe.model_validate({"name": "x", "episodes": 1}), pool=None,  # type: ignore[arg-type]
-                     image="unused").limits.settle_mode == "frames"
+                     image="unused").limits.settle_mode == "damage"
 
 
 def test_the_retry_loop_retries_replica_faults_and_records_the_last() -> None:

@@ -160,7 +160,7 @@ class Recipe(_Strict):
     max_steps: int = Field(15, ge=1, le=1000)
     episode_timeout_s: float = Field(300, gt=0)
     settle_s: float = Field(1.0, ge=0, le=30)
-    settle_mode: SettleMode = "frames"
+    settle_mode: SettleMode = "damage"
     """How a replica tells that the screen settled after a step: ``frames`` compares screenshots until
     none changed for 0.15 s; ``damage`` waits on the X server's reports of drawing, 0.1 s quiet and at
     least 0.2 s after the input (BENCHMARKS.md compares the two)."""

@@ -47,7 +47,7 @@ class EpisodeLimits:
     screenshot_quality: int = 80
     screenshot_max_side: int | None = None
     settle_s: float = 1.0
-    settle_mode: SettleMode = "frames"
+    settle_mode: SettleMode = "damage"
     a11y: bool = False  # capture the accessibility tree at every step
 
 
@@ -229,7 +229,7 @@ def _wait(replica: Replica, task: TaskSpec, policy: Policy, traj: Trajectory, fi
     return _Turn(first.observation, waited, env_ms, policy_ms), turn
 
 
-def _act(replica: Replica, actions: list[Action], settle: float, deadline: float, mode: SettleMode = "frames") -> None:
+def _act(replica: Replica, actions: list[Action], settle: float, deadline: float, mode: SettleMode = "damage") -> None:
     """Perform one reply's actions, stopping between them once ``deadline`` has passed.
 
     The actions go in pieces that each end at a ``WAIT`` (one request for a reply without

@@ -39,7 +39,7 @@ class ServeLimits:
     """How long an open waits for a free replica before it answers 503."""
     settle_s: float = 0.5
     """After a step's actions, wait up to this long for the screen to stop changing."""
-    settle_mode: SettleMode = "frames"
+    settle_mode: SettleMode = "damage"
     first_settle_s: float = 5.0
     first_quiet_s: float = 0.5
     """After setup, wait up to ``first_settle_s`` until the screen has not changed for ``first_quiet_s``: a

@@ -60,7 +60,7 @@ class ServeConfig(BaseModel):
     max_sessions_per_token: int = Field(8, ge=1)
     lease_timeout_s: float = Field(60.0, gt=0)
     settle_s: float = Field(0.5, ge=0)
-    settle_mode: SettleMode = "frames"
+    settle_mode: SettleMode = "damage"
     first_settle_s: float = Field(5.0, ge=0)
     """After a task's setup, wait up to this long for the screen to be quiet ``first_quiet_s`` (0: no wait)."""
     first_quiet_s: float = Field(0.5, ge=0, le=5)
