@@ -1,4 +1,4 @@
-"""Pool benchmarks: cold start, start rate, reset latency, peak density, active density.
+"""Pool benchmarks: cold start, start rate, reset latency, peak density, idle CPU, active density.
 
 Usage::
 
@@ -6,6 +6,7 @@ Usage::
     python3 bench/bench_pool.py rate    [--n 40] [--concurrency 8]
     python3 bench/bench_pool.py reset   [--n 60] [--size 4] [--standby 4] [--hold 2]
     python3 bench/bench_pool.py peak    [--steps 100,200,300] [--screen 1920x1080]
+    python3 bench/bench_pool.py idle    [--n 20] [--duration 30]     # CPU of replicas held idle
     python3 bench/bench_pool.py active  [--levels 20,40,80] [--period 5] [--duration 30]
 
 Every benchmark closes its pool in a ``finally`` (and reaps by pool name), so
@@ -183,6 +184,25 @@ def _load1() -> float:
         return float(f.read().split()[0])
 
 
+def idle(image: str, args: argparse.Namespace) -> None:
+    """``--n`` replicas held idle: after 20 s, their cgroups' CPU over ``--duration`` s (what a held replica
+    costs the host's cores while no one steps it)."""
+    with bench_pool(image, args.n, standby=0, screen=args.screen, health_interval=0,
+                    limits=ReplicaLimits(mem_mib=args.mem_limit)) as pool:
+        pool.start()
+        replicas = [pool.acquire() for _ in range(args.n)]
+        time.sleep(20)
+        ids = [r.container.id for r in replicas]
+        rcpu0, cpu0, t0 = _container_cpu_seconds(ids), _cpu_seconds(), time.monotonic()
+        time.sleep(args.duration)
+        wall = time.monotonic() - t0
+        each = (_container_cpu_seconds(ids) - rcpu0) / wall / args.n
+        emit(bench="idle_cpu", replicas=args.n, replica_cores_each=each,
+             machine_cores_busy=(_cpu_seconds() - cpu0) / wall, load1=_load1())
+        for r in replicas:
+            pool.release(r)
+
+
 def active(image: str, args: argparse.Namespace) -> None:
     """N replicas, each stepped once every ``period`` s (small action + screenshot); step latency p50/p95."""
     for level in [int(x) for x in args.levels.split(",")]:
@@ -267,7 +287,7 @@ def _cpu_seconds() -> float:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("bench", choices=["cold", "rate", "reset", "peak", "active"])
+    ap.add_argument("bench", choices=["cold", "rate", "reset", "peak", "idle", "active"])
     ap.add_argument("--image")
     ap.add_argument("--screen", default="1280x800")
     ap.add_argument("--n", type=int, default=20)
@@ -290,7 +310,7 @@ def main() -> None:
     w, _, h = args.screen.partition("x")
     args.screen = (int(w), int(h))
     image = args.image or images.ensure_image("desktop")
-    {"cold": cold, "rate": rate, "reset": reset, "peak": peak, "active": active}[args.bench](image, args)
+    {"cold": cold, "rate": rate, "reset": reset, "peak": peak, "idle": idle, "active": active}[args.bench](image, args)
 
 
 if __name__ == "__main__":
