@@ -154,6 +154,12 @@ def _zram() -> zram.ZramStatus | None:
     return z if z.active else None
 
 
+def _zram_fields() -> dict[str, float]:
+    """What zram holds and what that costs now, for a row (nothing without zram)."""
+    z = _zram()
+    return {} if z is None else {"zram_stored_mib": z.stored_bytes / 2**20, "zram_mem_mib": z.memory_bytes / 2**20}
+
+
 def headroom_mib() -> float:
     """Memory still to be had: MemAvailable, plus what zram would free by taking in its free space at the
     ratio it reaches (2.0 until it holds anything)."""
@@ -173,9 +179,8 @@ def measure(fleet: Fleet, baseline_used: float, settle_s: float, label: str, **e
     n = len(fleet.replicas)
     used = mem_used_mib() - baseline_used
     pss = [p for p in (_pss_mib(r) for r in fleet.replicas) if p is not None]
-    st, z = ksm.status(), _zram()
-    if z is not None:
-        extra = {"zram_stored_mib": z.stored_bytes / 2**20, "zram_mem_mib": z.memory_bytes / 2**20, **extra}
+    st = ksm.status()
+    extra = {**_zram_fields(), **extra}
     if fleet.park_s:
         extra = {"parked_mib": fleet.park_mib, "park_s_p50": pct(fleet.park_s, 50), "park_s_max": max(fleet.park_s),
                  "park_refused": len(fleet.park_refused), **extra}
@@ -199,9 +204,7 @@ def active(fleet: Fleet, n: int, period: float, duration: float) -> None:
                  "warmup_errors": len(warm_errors)}
     cpu0 = _cpu_seconds()
     lat, errors = step_at_pace(stepping, period, duration)
-    z = _zram()
-    if z is not None:
-        extra.update(zram_stored_mib=z.stored_bytes / 2**20, zram_mem_mib=z.memory_bytes / 2**20)
+    extra.update(_zram_fields())
     emit(bench="density_active", held=len(fleet.replicas), active=n, period_s=period, steps=len(lat),
          errors=len(errors), p50_ms=pct(lat, 50) * 1e3, p95_ms=pct(lat, 95) * 1e3,
          mem_available_mib=mem_available_mib(), **extra,

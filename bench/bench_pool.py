@@ -184,23 +184,32 @@ def _load1() -> float:
         return float(f.read().split()[0])
 
 
+@contextmanager
+def held(image: str, args: argparse.Namespace, n: int) -> Iterator[list[Any]]:
+    """``n`` ready replicas of one pool, leased for the block and given back after it."""
+    with bench_pool(image, n, standby=0, screen=args.screen, health_interval=0,
+                    limits=ReplicaLimits(mem_mib=args.mem_limit)) as pool:
+        pool.start()
+        replicas = [pool.acquire() for _ in range(n)]
+        try:
+            yield replicas
+        finally:
+            for r in replicas:
+                pool.release(r)
+
+
 def idle(image: str, args: argparse.Namespace) -> None:
     """``--n`` replicas held idle: after 20 s, their cgroups' CPU over ``--duration`` s (what a held replica
     costs the host's cores while no one steps it)."""
-    with bench_pool(image, args.n, standby=0, screen=args.screen, health_interval=0,
-                    limits=ReplicaLimits(mem_mib=args.mem_limit)) as pool:
-        pool.start()
-        replicas = [pool.acquire() for _ in range(args.n)]
+    with held(image, args, args.n) as replicas:
         time.sleep(20)
         ids = [r.container.id for r in replicas]
         rcpu0, cpu0, t0 = _container_cpu_seconds(ids), _cpu_seconds(), time.monotonic()
         time.sleep(args.duration)
         wall = time.monotonic() - t0
         each = (_container_cpu_seconds(ids) - rcpu0) / wall / args.n
-        emit(bench="idle_cpu", replicas=args.n, replica_cores_each=each,
-             machine_cores_busy=(_cpu_seconds() - cpu0) / wall, load1=_load1())
-        for r in replicas:
-            pool.release(r)
+        busy = (_cpu_seconds() - cpu0) / wall
+        emit(bench="idle_cpu", replicas=args.n, replica_cores_each=each, machine_cores_busy=busy, load1=_load1())
 
 
 def active(image: str, args: argparse.Namespace) -> None:
@@ -248,18 +257,13 @@ def step_at_pace(replicas: list[Any], period: float, duration: float,
 
 
 def _active_level(image: str, args: argparse.Namespace, level: int) -> None:
-    with bench_pool(image, level, standby=0, screen=args.screen, health_interval=0,
-                    limits=ReplicaLimits(mem_mib=args.mem_limit)) as pool:
-        pool.start()
-        replicas = [pool.acquire() for _ in range(level)]
+    with held(image, args, level) as replicas:
         cpu0 = _cpu_seconds()
         ids = [r.container.id for r in replicas]
         rcpu0 = _container_cpu_seconds(ids)
         lat, errors = step_at_pace(replicas, args.period, args.duration, args.format)
         busy = (_cpu_seconds() - cpu0) / args.duration
         per_replica = (_container_cpu_seconds(ids) - rcpu0) / args.duration / level
-        for r in replicas:
-            pool.release(r)
     emit(bench="active_density", replicas=level, period_s=args.period, steps=len(lat), errors=len(errors),
          p50_ms=pct(lat, 50) * 1e3, p95_ms=pct(lat, 95) * 1e3, format=args.format, screen=args.screen,
          machine_cores_busy=busy, replica_cores_each=per_replica, load1=_load1(),

@@ -229,7 +229,8 @@ def _wait(replica: Replica, task: TaskSpec, policy: Policy, traj: Trajectory, fi
     return _Turn(first.observation, waited, env_ms, policy_ms), turn
 
 
-def _act(replica: Replica, actions: list[Action], settle: float, deadline: float, mode: SettleMode = "damage") -> None:
+def _act(replica: Replica, actions: list[Action], settle: float, deadline: float,
+         mode: SettleMode | None = None) -> None:
     """Perform one reply's actions, stopping between them once ``deadline`` has passed.
 
     The actions go in pieces that each end at a ``WAIT`` (one request for a reply without

@@ -56,8 +56,7 @@ def _bound_file(replica: Replica, root: Path) -> Path:
     return paths.memory / ("memory.high" if paths.version == 2 else "memory.limit_in_bytes")
 
 
-def _write(replica: Replica, mib: int | None, root: Path) -> Parked:
-    path = _bound_file(replica, root)
+def _write(replica: Replica, path: Path, mib: int | None) -> Parked:
     t0 = time.monotonic()
     try:
         path.write_text("max" if mib is None else str(mib * 2**20))
@@ -84,14 +83,14 @@ def park(replica: Replica, resident_mib: int, root: Path = CGROUP_ROOT) -> Parke
     """
     if isinstance(resident_mib, bool) or not isinstance(resident_mib, int) or resident_mib < MIN_RESIDENT_MIB:
         raise ConfigError(f"resident_mib must be an integer of at least {MIN_RESIDENT_MIB}, got {resident_mib!r}")
-    return _write(replica, resident_mib, root)
+    return _write(replica, _bound_file(replica, root), resident_mib)
 
 
 def unpark(replica: Replica, limit_mib: int, root: Path = CGROUP_ROOT) -> Parked:
     """Lift the bound :func:`park` set: ``max`` on cgroup v2, the replica's memory limit ``limit_mib`` (what
     its pool gave it) on v1. Idempotent."""
-    v2 = _bound_file(replica, root).name == "memory.high"
-    return _write(replica, None if v2 else limit_mib, root)
+    path = _bound_file(replica, root)
+    return _write(replica, path, None if path.name == "memory.high" else limit_mib)
 
 
 def resident_bound_mib(replica: Replica, root: Path = CGROUP_ROOT) -> int | None:

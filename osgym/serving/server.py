@@ -27,6 +27,7 @@ from osgym.collection.collector import new_run_id
 from osgym.dataset.writer import DEFAULT_SHARD_MAX_AGE_S, DatasetWriter
 from osgym.errors import ConfigError
 from osgym.replicas.client import SettleMode
+from osgym.replicas.parking import MIN_RESIDENT_MIB
 from osgym.replicas.pool import ReplicaPool
 from osgym.serving.app import create_app
 from osgym.serving.auth import Access, new_token
@@ -67,7 +68,7 @@ class ServeConfig(BaseModel):
     park_after_s: float | None = Field(None, gt=0)
     """Park the replica of a session idle this long (its memory beyond ``park_mib`` to its swap share; needs
     root, a swap share and zram: :mod:`osgym.serving.idle_parking`); None: never."""
-    park_mib: int = Field(224, ge=64)
+    park_mib: int = Field(224, ge=MIN_RESIDENT_MIB)
     record: bool = True
     store: str = "data"
     dataset: str = "served"

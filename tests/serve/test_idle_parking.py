@@ -43,23 +43,32 @@ def test_an_idle_session_is_parked_and_its_next_step_wakes_it(image: str, docker
                                                               tmp_path: Path) -> None:
     with running(image, docker_client, tmp_path, replicas=1, standby=0, park_after_s=1.0,
                  park_mib=PARK_MIB) as (s, url):
+        idle = s.manager.parking
+        assert idle is not None
         c = OSGymClient(url)
+        # The reaper parks a session 1 s after its last request; on a loaded host the checks of an unparked
+        # replica could take that long and race it. Parking is held off while they run (the reaper reads
+        # park_after_s each round), and let go where the test waits for a park.
+        idle.park_after_s = 3600.0
         vm = c.reset(folder_task("parked")).json()["vm_id"]
         replica = s.manager.get(OWNER, vm).replica
         assert parking.resident_bound_mib(replica) == _unparked(replica, s)
+        idle.park_after_s = 1.0
         _wait_parked(s, vm, parks=1)
         assert parking.resident_bound_mib(replica) == PARK_MIB
+        idle.park_after_s = 3600.0
         # the next request lifts the bound before it runs, and the episode goes on as if nothing happened
         r = c.step(vm, "type(mkdir ~/Desktop/parked)&press(enter)")
         assert r.status_code == 200, r.text
-        assert s.manager.parking is not None and s.manager.parking.wakes == 1
-        assert vm not in s.manager.parking.parked
+        assert idle.wakes == 1
+        assert vm not in idle.parked
         assert parking.resident_bound_mib(replica) == _unparked(replica, s)
+        idle.park_after_s = 1.0
         _wait_parked(s, vm, parks=2)  # idle again: parked again
         done = c.step(vm, "finish()")
         assert done.status_code == 200 and done.json()["reward"] == 1.0
-        assert s.manager.parking.wakes == 2 and not s.manager.parking.parked  # ended: forgotten
-        assert s.manager.parking.disabled is None and s.manager.parking.refused == 0
+        assert idle.wakes == 2 and not idle.parked  # ended: forgotten
+        assert idle.disabled is None and idle.refused == 0
         c.close()
 
 
