@@ -39,6 +39,10 @@ def main() -> None:
     ap.add_argument("--episodes", type=int, default=2000)
     ap.add_argument("--replicas", type=int, default=6)
     ap.add_argument("--task", default="terminal-create-file")
+    ap.add_argument("--suite", default="desktop-basics", help="the built-in suite that holds --task")
+    ap.add_argument("--tier", default="desktop", choices=["desktop", "apps"])
+    ap.add_argument("--screen", default="1024x768", help="WxH; the apps tier's suites are checked at 1920x1080")
+    ap.add_argument("--settle-s", type=float, default=0.3, help="the recipe's settle_s (a step's settle cap)")
     ap.add_argument("--order", default="flow,plain")
     ap.add_argument("--repeat", type=int, default=1, help="run each arm this many times, in ABBA order")
     ap.add_argument("--out", default="collect.json", help="file name under bench/results/")
@@ -52,7 +56,7 @@ def main() -> None:
         return
     from osgym.replicas import images
 
-    args.image = images.ensure_image()
+    args.image = images.ensure_image(args.tier)
     tmp = Path(tempfile.mkdtemp(prefix="osgym-bench-"))
     try:
         run_arms(args, tmp)
@@ -68,9 +72,11 @@ def run_arm(args: argparse.Namespace) -> dict:
     from osgym.collection import run_collection
     from osgym.collection.recipe import load_recipe
 
+    width, height = (int(v) for v in args.screen.split("x"))
     rec = load_recipe({"name": "bench", "episodes": args.episodes, "replicas": args.replicas, "standby": 2,
-                       "tasks": [args.task], "screen": [1024, 768], "settle_s": 0.3, "max_steps": 10,
-                       "episode_timeout_s": 120, "image": args.image, "batch_size": 250, "store": args.store})
+                       "suite": args.suite, "tasks": [args.task], "tier": args.tier, "screen": [width, height],
+                       "settle_s": args.settle_s, "max_steps": 30, "episode_timeout_s": 120,
+                       "image": args.image, "batch_size": 250, "store": args.store})
     if args.arm == "flow":
         from flows.collect import collect
 
@@ -95,7 +101,8 @@ def run_arms(args: argparse.Namespace, tmp: Path) -> None:
     for i, arm in enumerate(arm_sequence(args.order.split(","), args.repeat)):
         store = tmp / f"{arm}-{i}"
         cmd = [sys.executable, __file__, "--arm", arm, "--store", str(store), "--image", args.image,
-               "--episodes", str(args.episodes), "--replicas", str(args.replicas), "--task", args.task]
+               "--episodes", str(args.episodes), "--replicas", str(args.replicas), "--task", args.task, "--suite", args.suite,
+               "--tier", args.tier, "--screen", args.screen, "--settle-s", str(args.settle_s)]
         load_before = round(os.getloadavg()[0], 2)
         cpu0 = _children_cpu_s()
         t0 = time.monotonic()

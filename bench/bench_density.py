@@ -56,6 +56,7 @@ from osgym.errors import ConfigError, PoolError
 from osgym.replicas import images, ksm, parking, zram
 from osgym.replicas.client import Replica
 from osgym.replicas.pool import ReplicaPool, limits_for, reap
+from osgym.sigterm import exit_on_sigterm
 
 SCREEN = (1920, 1080)
 APP_TIMEOUT_S = 180.0
@@ -307,4 +308,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+    exit_on_sigterm()  # `timeout` or `kill` still removes its replicas, and turns ksmd, zram and swap back
     main()

@@ -32,6 +32,7 @@ import docker
 
 from osgym.replicas import capacity, images
 from osgym.replicas.pool import POOL_LABEL, ReplicaLimits, ReplicaPool, reap
+from osgym.sigterm import exit_on_sigterm
 
 
 def pct(xs: list[float], q: float) -> float:
@@ -318,4 +319,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+    exit_on_sigterm()  # `timeout` or `kill` still removes its replicas
     main()

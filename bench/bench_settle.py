@@ -30,6 +30,7 @@ from osgym.episodes.runner import EpisodeLimits, run_episode
 from osgym.replicas import images
 from osgym.replicas.client import SETTLE_MODES, SettleMode
 from osgym.replicas.pool import ReplicaPool, limits_for
+from osgym.sigterm import exit_on_sigterm
 from osgym.tasks import suites
 from osgym.tasks.spec import TaskSpec
 from scripts.suite_check import _stressor
@@ -105,4 +106,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+    exit_on_sigterm()  # `timeout` or `kill` still removes its replicas
     main()

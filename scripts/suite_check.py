@@ -53,6 +53,7 @@ from osgym.errors import OsgymError, ReplicaError
 from osgym.replicas import images
 from osgym.replicas.client import SETTLE_MODES
 from osgym.replicas.pool import ReplicaPool, limits_for
+from osgym.sigterm import exit_on_sigterm
 from osgym.tasks import suites
 from osgym.tasks.spec import TaskSpec
 
@@ -317,4 +318,5 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
+    exit_on_sigterm()  # `timeout` or `kill` still removes its replicas
     sys.exit(main())

@@ -1,7 +1,7 @@
 """The package layout is the data path: a module imports only from its own package and earlier ones.
 
 replicas -> tasks -> agents -> episodes -> dataset -> collection -> analysis -> serving, with the shared basics (errors,
-settings, retrying, registry) below them all and the CLI above. Imports under ``TYPE_CHECKING``
+settings, retrying, registry, sigterm) below them all and the CLI above. Imports under ``TYPE_CHECKING``
 serve annotations only and are exempt (a policy's history is a list of the episode's steps).
 Every module must also import
 on its own in a fresh interpreter: an eager package ``__init__`` can otherwise hide a cycle that

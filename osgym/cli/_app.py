@@ -73,4 +73,7 @@ def _require_dataset(store: str, name: str) -> None:
 
 
 def main() -> None:
+    from osgym.sigterm import exit_on_sigterm
+
+    exit_on_sigterm()  # so a scheduler's or `timeout`'s SIGTERM removes a run's replicas, as Ctrl-C does
     app()

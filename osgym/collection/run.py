@@ -98,8 +98,14 @@ def run_in_threads(run: Collection, jobs: Sequence[EpisodeJob], done: EpisodeCal
     collector = run.collector
     with ThreadPoolExecutor(max_workers=run.recipe.replicas, thread_name_prefix=f"collect-{run.run_id}") as ex:
         futures = {ex.submit(collect_with_retries, collector, job, retries): job for job in jobs}
-        for fut in as_completed(futures):
-            done(collector.summary_of(futures[fut], fut))
+        try:
+            for fut in as_completed(futures):
+                done(collector.summary_of(futures[fut], fut))
+        except BaseException:
+            # Interrupted (Ctrl-C, SIGTERM): queued episodes never start, so the exit waits only for the
+            # running ones (each bounded by episode_timeout_s), not for the rest of the batch.
+            ex.shutdown(wait=False, cancel_futures=True)
+            raise
 
 
 def _compat_assets_dir(rec: Recipe) -> Path | None:

@@ -1,4 +1,4 @@
-"""``osgym serve`` as an operator runs it: a token printed once, Ctrl-C stops it cleanly, the run committed."""
+"""``osgym serve`` as an operator runs it: a token printed once; Ctrl-C or SIGTERM stops it, the run committed."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ from serve_support import infeasible_task
 
 from osgym.dataset.reader import open_dataset
 from osgym.replicas.pool import POOL_LABEL, RUN_DIR_LABEL
+from osgym.sigterm import EXIT_STATUS
 from tests.conftest import SESSION_RUN_DIR
 
 pytestmark = [pytest.mark.docker]
@@ -29,8 +30,12 @@ def _free_port() -> int:
         return port
 
 
-def test_serve_prints_a_token_once_and_stops_cleanly_on_ctrl_c(image: str, docker_client: docker.DockerClient,
-                                                                tmp_path: Path) -> None:
+# uvicorn answers SIGTERM with a graceful stop, then raises it again under the previous handler: without
+# osgym's (osgym.sigterm) the process died there, before its sessions were recorded and its replicas removed.
+@pytest.mark.parametrize(("stop", "status"), [(signal.SIGINT, 0), (signal.SIGTERM, EXIT_STATUS)],
+                         ids=["ctrl-c", "sigterm"])
+def test_serve_prints_a_token_once_and_stops_cleanly(stop: signal.Signals, status: int, image: str,
+                                                     docker_client: docker.DockerClient, tmp_path: Path) -> None:
     port = _free_port()
     env = {k: v for k, v in os.environ.items() if k != "OSGYM_SERVE_TOKENS"}
     proc = subprocess.Popen(
@@ -58,7 +63,7 @@ def test_serve_prints_a_token_once_and_stops_cleanly_on_ctrl_c(image: str, docke
         r = httpx.post(f"{url}/reset", json={"task_config": infeasible_task(), "timeout": 60}, headers=headers,
                        timeout=120)
         assert r.status_code == 200, r.text
-        proc.send_signal(signal.SIGINT)  # the open session is ended and recorded, the run committed
+        proc.send_signal(stop)  # the open session is ended and recorded, the run committed
         out, _ = proc.communicate(timeout=60)
     finally:
         if proc.poll() is None:  # a failed assertion: still stop it cleanly, so its pool is removed
@@ -68,7 +73,7 @@ def test_serve_prints_a_token_once_and_stops_cleanly_on_ctrl_c(image: str, docke
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait()
-    assert proc.returncode == 0, out
+    assert proc.returncode == status, out
     assert token not in out  # printed once, at start
     rows = open_dataset(tmp_path, "cli").episodes.to_table().to_pylist()
     assert [(e["task_id"], e["termination"]) for e in rows] == [("serve-infeasible", "max_steps")]
