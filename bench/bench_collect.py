@@ -101,8 +101,8 @@ def run_arms(args: argparse.Namespace, tmp: Path) -> None:
     for i, arm in enumerate(arm_sequence(args.order.split(","), args.repeat)):
         store = tmp / f"{arm}-{i}"
         cmd = [sys.executable, __file__, "--arm", arm, "--store", str(store), "--image", args.image,
-               "--episodes", str(args.episodes), "--replicas", str(args.replicas), "--task", args.task, "--suite", args.suite,
-               "--tier", args.tier, "--screen", args.screen, "--settle-s", str(args.settle_s)]
+               "--episodes", str(args.episodes), "--replicas", str(args.replicas), "--task", args.task,
+               "--suite", args.suite, "--tier", args.tier, "--screen", args.screen, "--settle-s", str(args.settle_s)]
         load_before = round(os.getloadavg()[0], 2)
         cpu0 = _children_cpu_s()
         t0 = time.monotonic()

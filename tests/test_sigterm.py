@@ -21,8 +21,8 @@ def _run(body: str, tmp_path: Path) -> subprocess.Popen[str]:
         from osgym.sigterm import exit_on_sigterm
         marker = Path({str(tmp_path / "cleaned")!r})
         {{body}}
-        print("ready", flush=True)
         try:
+            print("ready", flush=True)  # inside the try: a signal after "ready" always lands in it
             time.sleep(60)
         finally:
             marker.write_text("cleaned")
