@@ -216,16 +216,17 @@ def active(fleet: Fleet, n: int, period: float, duration: float) -> None:
             list(ex.map(fleet._park, stepping))
 
 
-def _grow_to(fleet: Fleet, level: int, log: Callable[..., None], baseline: float, floor_gib: float) -> bool:
-    """Grow to ``level`` 10 at a time, unless what the replicas held so far cost says the next 10 would
-    cross ``floor_gib`` of headroom (then log it and return False: a host out of memory kills what it
-    likes, dockerd included)."""
+def _grow_to(fleet: Fleet, level: int, log: Callable[..., None], baseline: float, floor_gib: float,
+             margin: float = 1.1) -> bool:
+    """Grow to ``level`` 10 at a time, unless what the replicas held so far cost (times ``margin``) says the
+    next 10 would cross ``floor_gib`` of headroom (then log it and return False: a host out of memory kills
+    what it likes, dockerd included)."""
     t0 = time.monotonic()
     while (need := min(10, level - len(fleet.replicas))) > 0:
         # before the first replica: the figure measured here (345-350 MiB at machine level, BENCHMARKS.md)
         each = (mem_used_mib() - baseline) / len(fleet.replicas) if fleet.replicas else 360.0
         headroom = headroom_mib()
-        if headroom - need * each * 1.1 < floor_gib * 1024:
+        if headroom - need * each * margin < floor_gib * 1024:
             log(bench="density_stop", replicas=len(fleet.replicas), wanted=level, mib_each=each,
                 mem_available_mib=mem_available_mib(), headroom_mib=headroom,
                 reason=f"would leave under {floor_gib} GiB of headroom")
@@ -292,14 +293,14 @@ def main() -> None:
         if args.active and fleet.replicas:
             active(fleet, min(args.active, len(fleet.replicas)), args.period, args.duration)
         if args.max:
-            per = max(1.0, (mem_used_mib() - baseline) / max(1, len(fleet.replicas)))
             until = time.monotonic() + args.max_minutes * 60
-            while headroom_mib() - 10 * per * 1.5 > args.floor_gib * 1024 and time.monotonic() < until:
-                if not _grow_to(fleet, len(fleet.replicas) + 10, emit, baseline, args.floor_gib):
-                    break
+            # a wider margin than the planned levels': past them, what a replica costs is less known
+            while _grow_to(fleet, len(fleet.replicas) + 10, emit, baseline, args.floor_gib, margin=1.5):
                 conv = _ksm_converged(args.converge_s)
                 measure(fleet, baseline, args.settle, "ksm_max", **conv)
-                per = max(1.0, (mem_used_mib() - baseline) / len(fleet.replicas))
+                if time.monotonic() >= until:
+                    emit(bench="density_stop", replicas=len(fleet.replicas), reason="--max-minutes")
+                    break
     finally:
         fleet.close()
         ksm.undo()

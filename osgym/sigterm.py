@@ -27,7 +27,8 @@ def _exit(signum: int, _frame: FrameType | None) -> None:
 
 
 def exit_on_sigterm() -> bool:
-    """Make SIGTERM raise ``SystemExit(143)`` in the main thread; True if this call installed it.
+    """Make SIGTERM raise ``SystemExit(143)`` in the main thread; True if it now does (installed by this
+    call or an earlier one).
 
     Only Python's default is replaced: a handler that an embedding program (or Prefect's flow engine)
     installed is its own to keep. Signals reach only the main thread, so elsewhere this does nothing.

@@ -19,7 +19,7 @@ import docker
 import yaml
 
 from osgym.dataset.reader import open_dataset
-from osgym.replicas.pool import OWNER_LABEL, POOL_LABEL
+from osgym.replicas.pool import OWNER_LABEL, POOL_LABEL, RUN_DIR_LABEL
 from osgym.sigterm import EXIT_STATUS
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -42,15 +42,15 @@ def test_sigterm_ends_a_run_cleanly_and_its_resume_collects_the_rest(docker_clie
                                       "screen": [800, 600], "image": image, "tasks": ["terminal-create-file"],
                                       "shard_max_age_s": 1, "store": str(store)}))
     cmd = [sys.executable, "-m", "osgym", "collect", str(recipe), "--run-id", "term", "--no-report"]
-    proc = subprocess.Popen(cmd, cwd=ROOT, env=_env(tmp_path), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, start_new_session=True)
+    proc = subprocess.Popen(cmd, cwd=ROOT, env=_env(tmp_path), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            text=True, start_new_session=True)  # stdout unread: a full pipe would stall the run
     try:
         deadline = time.monotonic() + 240
         while not list(store.rglob("*.parquet")):  # a committed shard (an open one ends in .incomplete)
             assert proc.poll() is None, f"the run ended before it was terminated: {proc.stderr.read()[-2000:]!r}"
             assert time.monotonic() < deadline, "the collect run committed no shard"
             time.sleep(0.2)
-        run_dirs = {c["Labels"]["osgym.run_dir"] for c in _owned_by(docker_client, proc.pid)}
+        run_dirs = {c["Labels"][RUN_DIR_LABEL] for c in _owned_by(docker_client, proc.pid)}
         assert run_dirs, "the run's replicas should be up"
         proc.send_signal(signal.SIGTERM)
         _, stderr = proc.communicate(timeout=240)  # the running episodes finish; the queued ones never start
@@ -92,7 +92,7 @@ def test_reap_removes_what_a_killed_run_left_and_spares_foreign_containers(docke
         proc.wait(timeout=30)
         left = _owned_by(docker_client, proc.pid)
         assert left, "SIGKILL should leave the run's replicas behind"
-        run_dirs = {c["Labels"]["osgym.run_dir"] for c in left}
+        run_dirs = {c["Labels"][RUN_DIR_LABEL] for c in left}
         out = subprocess.run([sys.executable, "-m", "osgym", "pool", "reap"], cwd=ROOT, env=env,
                              capture_output=True, text=True, timeout=120)
         assert out.returncode == 0, out.stderr
