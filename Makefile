@@ -19,8 +19,8 @@ osworld-apps-sample: deps docker images-apps  ## write the apps-tier OSWorld-for
 	$(PYTHON) -m osgym tasks sample data/osworld-apps-sample-tasks --tier apps --cache data/asset-cache
 	OSGYM_ASSET_CACHE=data/asset-cache $(PYTHON) -m flows.collect datasets/osworld-apps-sample.yaml
 
-test: deps docker images images-apps ocr novnc lint  ## ruff and mypy, then the whole pytest suite against real containers, both tiers
-	$(PYTHON) -m pytest
+test: deps docker images images-apps ocr novnc lint  ## ruff and mypy, then the whole pytest suite, both tiers, on two workers (tests/conftest.py groups them)
+	$(PYTHON) -m pytest -n 2 --dist loadgroup
 
 test-apps: deps docker images-apps  ## only the apps tier's tests (each app opens clean, its routes, apps-smoke)
 	$(PYTHON) -m pytest tests/apps tests/osworld_client
@@ -55,7 +55,7 @@ images-apps: deps docker  ## build osgym/apps (XFCE, the applications, VS Code; 
 docker:  ## make sure a Docker daemon answers (installs docker.io on Debian as root)
 	bash scripts/ensure-docker.sh
 
-novnc:  ## websockify and noVNC for the live view of osgym serve (installs Debian's websockify and novnc as root)
+novnc:  ## noVNC for the live view of osgym serve (installs Debian's novnc as root)
 	bash scripts/ensure-novnc.sh
 
 ocr:  ## Tesseract OCR with English data for compare_image_text (installs Debian's tesseract-ocr as root)

@@ -23,7 +23,10 @@ figure that adds up across replicas on one host; it needs root on the Docker hos
 alone carries the whole of every shared page (before Xvfb ran without GLX, its libLLVM alone was ~43 MiB), so
 ``--shared K`` also holds K idle replicas at once and reports their PSS divided by K: what one
 more replica costs on a host that already runs some.
-Prints one JSON line per replica and a summary line with medians.
+``--home layer`` keeps the home on the container's writable layer (``home_mib=None``, as before
+issue 38) instead of the tier's capped tmpfs; ``--home both`` alternates the two, one replica each per
+round, for a side-by-side table from one session (what the tmpfs home costs in memory).
+Prints one JSON line per replica and a summary line with medians (per home, with ``both``).
 """
 
 from __future__ import annotations
@@ -128,9 +131,10 @@ def _panel_mapped(replica: Replica) -> bool:
     return res.output.strip() not in ("", "0")
 
 
-def one(image: str, mem_mib: int, tier_name: str) -> dict[str, Any]:
+def one(image: str, mem_mib: int, tier_name: str, home: str = "tmpfs") -> dict[str, Any]:
     tier = limits_for(tier_name)
-    limits = ReplicaLimits(mem_mib=mem_mib, cpus=tier.cpus, pids=tier.pids, shm_mib=tier.shm_mib)
+    limits = ReplicaLimits(mem_mib=mem_mib, cpus=tier.cpus, pids=tier.pids, shm_mib=tier.shm_mib,
+                           home_mib=tier.home_mib if home == "tmpfs" else None)
     name = f"bench-apps-{uuid.uuid4().hex[:6]}"
     t0 = time.monotonic()
     pool = ReplicaPool(image, 1, name=name, screen=(1920, 1080), standby=0, limits=limits)
@@ -173,16 +177,25 @@ def main() -> None:
     ap.add_argument("--n", type=int, default=3)
     ap.add_argument("--mem-mib", type=int, default=4096)
     ap.add_argument("--shared", type=int, default=0, help="also hold this many idle replicas at once (PSS per replica)")
+    ap.add_argument("--home", default="tmpfs", choices=("tmpfs", "layer", "both"),
+                    help="the home on the tier's capped tmpfs, on the writable layer, or alternating both")
     args = ap.parse_args()
     image = args.image or images.ensure_image(args.tier)
     load_before = round(os.getloadavg()[0], 2)  # the host is shared: record how busy it was
+    homes = ("layer", "tmpfs") if args.home == "both" else (args.home,)
     rows = []
     for _ in range(args.n):
-        row = one(image, args.mem_mib, args.tier)
-        rows.append(row)
-        print(json.dumps(row), flush=True)
-    summary = {k: statistics.median(r[k] for r in rows if r[k] is not None)
-               for k in rows[0] if all(r[k] is not None for r in rows)}
+        for home in homes:
+            row = {"home": home, **one(image, args.mem_mib, args.tier, home)}
+            rows.append(row)
+            print(json.dumps(row), flush=True)
+
+    def medians(rows: list[dict[str, Any]]) -> dict[str, Any]:
+        return {k: statistics.median(r[k] for r in rows) for k in rows[0]
+                if k != "home" and all(r[k] is not None for r in rows)}
+
+    summary: dict[str, Any] = medians(rows) if len(homes) == 1 else {
+        home: medians([r for r in rows if r["home"] == home]) for home in homes}
     if args.shared:
         summary.update(shared_idle(image, args.tier, args.shared))
     print(json.dumps({"tier": args.tier, "image": image, "n": len(rows), "median": summary,

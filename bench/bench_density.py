@@ -51,7 +51,8 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from bench.bench_apps_tier import _pss_mib, _wait_window
-from bench.bench_pool import _cpu_seconds, mem_available_mib, mem_used_mib, pct, step_at_pace
+from bench.bench_pool import _cpu_seconds, mem_available_mib, mem_used_mib, step_at_pace
+from osgym.analysis.percentile import percentile
 from osgym.errors import ConfigError, PoolError
 from osgym.replicas import images, ksm, parking, zram
 from osgym.replicas.client import Replica
@@ -183,8 +184,8 @@ def measure(fleet: Fleet, baseline_used: float, settle_s: float, label: str, **e
     st = ksm.status()
     extra = {**_zram_fields(), **extra}
     if fleet.park_s:
-        extra = {"parked_mib": fleet.park_mib, "park_s_p50": pct(fleet.park_s, 50), "park_s_max": max(fleet.park_s),
-                 "park_refused": len(fleet.park_refused), **extra}
+        extra = {"parked_mib": fleet.park_mib, "park_s_p50": percentile(fleet.park_s, 50),
+                 "park_s_max": max(fleet.park_s), "park_refused": len(fleet.park_refused), **extra}
     row = {"bench": "density", "phase": label, "replicas": n, "used_mib_each": used / n,
            "pss_mib_each": sum(pss) / len(pss) if pss else None, "mem_available_mib": mem_available_mib(),
            "ksm_run": st.run, "ksm_saved_mib": st.saved_mib, "ksmd_cpu_share": ksmd_share,
@@ -201,13 +202,13 @@ def active(fleet: Fleet, n: int, period: float, duration: float) -> None:
         unpark_s = [parking.unpark(r, fleet.mem_mib).seconds for r in stepping]
         warm, warm_errors = step_at_pace(stepping, period, period)
         extra = {"unpark_s_max": max(unpark_s), "warmup_steps": len(warm),
-                 "warmup_p50_ms": pct(warm, 50) * 1e3, "warmup_p95_ms": pct(warm, 95) * 1e3,
+                 "warmup_p50_ms": percentile(warm, 50) * 1e3, "warmup_p95_ms": percentile(warm, 95) * 1e3,
                  "warmup_errors": len(warm_errors)}
     cpu0 = _cpu_seconds()
     lat, errors = step_at_pace(stepping, period, duration)
     extra.update(_zram_fields())
     emit(bench="density_active", held=len(fleet.replicas), active=n, period_s=period, steps=len(lat),
-         errors=len(errors), p50_ms=pct(lat, 50) * 1e3, p95_ms=pct(lat, 95) * 1e3,
+         errors=len(errors), p50_ms=percentile(lat, 50) * 1e3, p95_ms=percentile(lat, 95) * 1e3,
          mem_available_mib=mem_available_mib(), **extra,
          machine_cores_busy=(_cpu_seconds() - cpu0) / duration, load1=os.getloadavg()[0],
          ksm_run=ksm.status().run, first_error=errors[0] if errors else None)

@@ -13,12 +13,12 @@ import argparse
 import time
 from collections.abc import Callable
 
-import osgym.episodes.runner as runner
+import osgym.episodes.episode as episode
 from osgym.agents.policies.scripted import ScriptedPolicy
-from osgym.episodes.runner import EpisodeLimits, run_episode
+from osgym.episodes import EpisodeLimits, run_episode
 from osgym.replicas import images
 from osgym.replicas.pool import ReplicaPool, limits_for
-from osgym.tasks.suites import list_suites, required_tier, templates
+from osgym.suites import list_suites, required_tier, templates
 
 LIMITS = EpisodeLimits(max_steps=40, deadline_s=240, settle_s=0.5)  # as tests/apps/test_apps_suites.py
 
@@ -32,13 +32,13 @@ def main() -> None:
     p.add_argument("templates", help="comma-separated apps-tier template ids")
     args = p.parse_args()
     found = {t.id: t for n in list_suites() if required_tier(n) == "apps" for t in templates(n)}
-    arms: list[tuple[str, Callable[[EpisodeLimits, bool], object]]] = [("whole", _whole), ("on-screen", runner._a11y)]
+    arms: list[tuple[str, Callable[[EpisodeLimits, bool], object]]] = [("whole", _whole), ("on-screen", episode._a11y)]
     with ReplicaPool(images.ensure_image("apps"), 1, standby=1, name="bench-oracle-a11y", screen=(1920, 1080),
                      limits=limits_for("apps")) as pool:
         for tid in args.templates.split(","):
             task = found[tid].variant(0)
             for arm, choose in arms:
-                runner._a11y = choose  # type: ignore[assignment]
+                episode._a11y = choose  # type: ignore[assignment]
                 with pool.lease(timeout=300) as r:
                     start = time.monotonic()
                     traj = run_episode(r, task, ScriptedPolicy(), seed=7, limits=LIMITS)

@@ -30,17 +30,10 @@ from typing import Any
 
 import docker
 
+from osgym.analysis.percentile import percentile
 from osgym.replicas import capacity, images
 from osgym.replicas.pool import POOL_LABEL, ReplicaLimits, ReplicaPool, reap
 from osgym.sigterm import exit_on_sigterm
-
-
-def pct(xs: list[float], q: float) -> float:
-    xs = sorted(xs)
-    if not xs:
-        return float("nan")
-    k = min(len(xs) - 1, max(0, round(q / 100 * (len(xs) - 1))))
-    return xs[k]
 
 
 def emit(**kw: Any) -> None:
@@ -79,8 +72,8 @@ def cold(image: str, args: argparse.Namespace) -> None:
                 time.sleep(0.005)
         starts = pool.stats.start_s
         phases = {k: statistics.median(p[k] for p in pool.stats.phases) for k in pool.stats.phases[0]}
-    emit(bench="cold_start", n=len(starts), p50_s=pct(starts, 50), p95_s=pct(starts, 95), min_s=min(starts),
-         phases_p50_s=phases, screen=args.screen)
+    emit(bench="cold_start", n=len(starts), p50_s=percentile(starts, 50), p95_s=percentile(starts, 95),
+         min_s=min(starts), phases_p50_s=phases, screen=args.screen)
 
 
 def rate(image: str, args: argparse.Namespace) -> None:
@@ -92,7 +85,7 @@ def rate(image: str, args: argparse.Namespace) -> None:
         elapsed = time.monotonic() - t0
         starts = pool.stats.start_s
     emit(bench="start_rate", n=args.n, concurrency=args.concurrency, seconds=elapsed, replicas_per_s=args.n / elapsed,
-         start_p50_s=pct(starts, 50), start_p95_s=pct(starts, 95), screen=args.screen)
+         start_p50_s=percentile(starts, 50), start_p95_s=percentile(starts, 95), screen=args.screen)
 
 
 def reset(image: str, args: argparse.Namespace) -> None:
@@ -123,9 +116,9 @@ def reset(image: str, args: argparse.Namespace) -> None:
         for t in threads:
             t.join()
     emit(bench="reset_latency", n=len(waits), size=args.size, standby=args.standby, hold_s=args.hold,
-         acquire_p50_ms=pct(waits, 50) * 1e3, acquire_p95_ms=pct(waits, 95) * 1e3,
-         acquire_max_ms=max(waits) * 1e3, release_p50_ms=pct(releases, 50) * 1e3,
-         release_p95_ms=pct(releases, 95) * 1e3)
+         acquire_p50_ms=percentile(waits, 50) * 1e3, acquire_p95_ms=percentile(waits, 95) * 1e3,
+         acquire_max_ms=max(waits) * 1e3, release_p50_ms=percentile(releases, 50) * 1e3,
+         release_p95_ms=percentile(releases, 95) * 1e3)
 
 
 def peak(image: str, args: argparse.Namespace) -> None:
@@ -266,7 +259,7 @@ def _active_level(image: str, args: argparse.Namespace, level: int) -> None:
         busy = (_cpu_seconds() - cpu0) / args.duration
         per_replica = (_container_cpu_seconds(ids) - rcpu0) / args.duration / level
     emit(bench="active_density", replicas=level, period_s=args.period, steps=len(lat), errors=len(errors),
-         p50_ms=pct(lat, 50) * 1e3, p95_ms=pct(lat, 95) * 1e3, format=args.format, screen=args.screen,
+         p50_ms=percentile(lat, 50) * 1e3, p95_ms=percentile(lat, 95) * 1e3, format=args.format, screen=args.screen,
          machine_cores_busy=busy, replica_cores_each=per_replica, load1=_load1(),
          first_error=errors[0] if errors else None)
 

@@ -33,6 +33,7 @@ from typing import Any
 import docker
 import httpx
 
+from osgym.analysis.percentile import percentile
 from osgym.dataset.reader import open_dataset
 from osgym.replicas import images
 from osgym.replicas.actions import MoveTo
@@ -41,12 +42,6 @@ from osgym.serving.server import ServeConfig, ServerThread, serving
 
 TOKEN = "bench-token-" + "x" * 24
 TASK = {"id": "bench-plain", "instruction": "Look at the desktop.", "config": [], "evaluator": {"func": "infeasible"}}
-
-
-def percentile(values: list[float], q: float) -> float:
-    """Nearest-rank percentile (``q`` in 0..100)."""
-    ordered = sorted(values)
-    return ordered[max(0, min(len(ordered) - 1, round(q / 100 * len(ordered)) - 1))] if ordered else float("nan")
 
 
 @dataclass

@@ -24,14 +24,14 @@ from contextlib import nullcontext
 from typing import Any
 
 from bench.bench_density import emit
-from bench.bench_pool import pct
+from osgym import suites
 from osgym.agents.policies.scripted import ScriptedPolicy
-from osgym.episodes.runner import EpisodeLimits, run_episode
+from osgym.analysis.percentile import percentile
+from osgym.episodes import EpisodeLimits, run_episode
 from osgym.replicas import images
 from osgym.replicas.client import SETTLE_MODES, SettleMode
 from osgym.replicas.pool import ReplicaPool, limits_for
 from osgym.sigterm import exit_on_sigterm
-from osgym.tasks import suites
 from osgym.tasks.spec import TaskSpec
 from scripts.suite_check import _stressor
 
@@ -54,7 +54,7 @@ def summary(rows: list[dict[str, Any]], mode: str) -> dict[str, Any]:
     return {"mode": mode, "episodes": len(mine), "oracle_passed": sum(r["score"] == 1.0 for r in mine),
             "failed": [f"{r['template']} seed {r['variant']}: {r['score']} {r['error'] or ''}".strip()
                        for r in mine if r["score"] != 1.0],
-            "steps": len(steps), "step_ms_p50": pct(steps, 50), "step_ms_p95": pct(steps, 95),
+            "steps": len(steps), "step_ms_p50": percentile(steps, 50), "step_ms_p95": percentile(steps, 95),
             "step_ms_mean": statistics.fmean(steps) if steps else None,
             "episode_s_mean": statistics.fmean(r["seconds"] for r in mine) if mine else None}
 

@@ -27,22 +27,13 @@ from typing import Any
 
 import docker
 
+from osgym.analysis.percentile import percentile
 from osgym.replicas import images
 from osgym.replicas.actions import Click, MoveTo, Press, Scroll, Typing
 from osgym.replicas.client import Replica
 from osgym.replicas.pool import ReplicaPool, limits_for
 
 SCREEN = (1280, 800)
-
-
-def percentile(values: list[float], q: float) -> float:
-    """Nearest-rank percentile.
-
-    >>> percentile([1.0, 2.0, 3.0, 4.0], 50)
-    2.0
-    """
-    ordered = sorted(values)
-    return ordered[max(0, min(len(ordered) - 1, round(q / 100 * len(ordered) + 0.5) - 1))]
 
 
 def idle_memory(container: Any, settle_s: float = 5.0) -> dict[str, float]:

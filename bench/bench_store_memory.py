@@ -79,8 +79,8 @@ def child(args: argparse.Namespace) -> None:
     import pyarrow as pa
 
     from osgym.dataset import DatasetWriter
-    from osgym.dataset.backends.s3 import S3Options
     from osgym.episodes.trajectory import EpisodeResult, Step, Trajectory
+    from osgym.storage import S3Options
 
     frames = [p.read_bytes() for p in sorted(Path(args.frames).glob("*.png"))]
     s3 = None

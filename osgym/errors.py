@@ -7,7 +7,8 @@
     │   ├── ReplicaStartTimeout
     │   ├── ReplicaUnreachable
     │   ├── ResponseTooLarge
-    │   └── ActionFailed
+    │   ├── ActionFailed
+    │   └── ReplicaOomKilled   a process in it was OOM-killed during a lease
     ├── RequestRejected        the replica refused a request as invalid (4xx): retrying won't help
     ├── PoolError              the pool cannot hand out a replica
     │   ├── CapacityError
@@ -59,6 +60,14 @@ class ResponseTooLarge(ReplicaError):
 
 class ActionFailed(ReplicaError):
     """Raised when the replica rejects or fails to perform a request."""
+
+
+class ReplicaOomKilled(ReplicaError):
+    """Raised when a process inside a leased replica was killed at the replica's memory limit during the lease.
+
+    The replica keeps running, but an app or command the episode relied on may be gone: what the lease
+    produced does not stand, and the episode is retried on a fresh replica like any other replica fault.
+    """
 
 
 class RequestRejected(OsgymError):

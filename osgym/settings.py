@@ -85,7 +85,7 @@ def url_under(url: str, prefix: str) -> bool:
 
 
 class Settings(BaseSettings):
-    """Every ``OSGYM_*`` variable osgym reads. The README lists them."""
+    """Every ``OSGYM_*`` variable osgym reads. docs/operations.md, "Settings", lists them."""
 
     model_config = SettingsConfigDict(env_prefix="OSGYM_", extra="ignore")
 
@@ -128,6 +128,10 @@ class Settings(BaseSettings):
         description="comma-separated URL prefixes the openai policy may call, and so send the operator's key "
                     "to (default: OpenAI's API only)")
 
+    serve_allow_root_steps: bool = Field(False, description="let `osgym serve` clients' task files run commands "
+                                         "with sudo (root steps in their replica); off, such a task is refused")
+    serve_allow_task_files: bool = Field(False, description="let `osgym serve` clients' task files read files of "
+                                         "OSGYM_TASK_FILES_DIR (local paths); off, such a task is refused")
     serve_tokens: Annotated[list[SecretStr], NoDecode] = Field(
         default_factory=list, description="comma-separated bearer tokens `osgym serve` accepts (each at least 16 "
                                           "characters); unset: it makes one at start and prints it once")

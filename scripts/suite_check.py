@@ -43,18 +43,18 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from osgym import suites
 from osgym.agents.policies.base import Policy
 from osgym.agents.policies.noop import NoopPolicy
 from osgym.agents.policies.scripted import ScriptedPolicy
+from osgym.episodes import EpisodeLimits, run_episode
 from osgym.episodes.focus import focus_violations
-from osgym.episodes.runner import EpisodeLimits, run_episode
 from osgym.episodes.trajectory import Trajectory
 from osgym.errors import OsgymError, ReplicaError
 from osgym.replicas import images
 from osgym.replicas.client import SETTLE_MODES
 from osgym.replicas.pool import ReplicaPool, limits_for
 from osgym.sigterm import exit_on_sigterm
-from osgym.tasks import suites
 from osgym.tasks.spec import TaskSpec
 
 ROOT = Path(__file__).resolve().parents[1]

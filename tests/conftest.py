@@ -156,9 +156,41 @@ def second_daemon(image: str) -> Iterator[SecondDaemon]:
         d.destroy()
 
 
-def pytest_collection_finish(session: pytest.Session) -> None:
+SHARED_GROUPS = {
+    "second_daemon": "second-daemon",  # one second dockerd (and a copy of the image in it) per worker that needs one
+}
+"""Session fixtures costly enough that their tests share one worker under ``pytest -n`` (pytest-xdist)."""
+PREFECT_MODULES = ("tests/deploy/", "tests/test_collect_flow.py", "tests/pool/test_interrupted_", "tests/store/",
+                   "tests/pool/test_maintenance.py", "tests/security/test_operator_switches.py")
+"""Tests that start Prefect's server: one worker runs them all, so that one server per run starts, not one each."""
+APPS_TIER_MODULES = ("tests/apps/", "tests/osworld_client/", "tests/security/test_disk_bound.py")
+"""Tests that start apps-tier replicas (XFCE with Chromium, LibreOffice, GIMP...): one worker runs them, one module
+after another. Two cores cannot start several such desktops at once without every test in them slowing down (seen:
+nine apps replicas starting together under three workers, the load at 17)."""
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Group tests for ``pytest -n N --dist loadgroup`` (``make test``): a module's tests stay on one worker (its
+    module-scoped replicas start once), and the tests that share a costly session fixture, Prefect's server or the
+    apps tier share one worker. Without ``-n`` the marks change nothing."""
+    for item in items:
+        path = item.nodeid.split("::")[0]
+        names = set(getattr(item, "fixturenames", ()))
+        group = next((g for f, g in SHARED_GROUPS.items() if f in names), None)
+        if group is None and path.startswith(PREFECT_MODULES):
+            group = "prefect"
+        if group is None and path.startswith(APPS_TIER_MODULES):
+            group = "apps-tier"
+        item.add_marker(pytest.mark.xdist_group(group or path))
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtestloop(session: pytest.Session) -> None:
     """Start building the OSWorld reference venvs the selected tests use, so that the minutes of
-    downloads and installs on a clean machine overlap the tests before them."""
+    downloads and installs on a clean machine overlap the tests before them. Here, as the tests start to
+    run, rather than at collection: ``--collect-only`` must not install anything."""
+    if session.config.option.collectonly:
+        return
     from tests.metrics.conftest import NEEDED
     from tests.osworld_client.conftest import CLIENT_NEEDED
     from tests.osworld_venv import build_in_background

@@ -11,6 +11,7 @@ scratch folder and renamed into place, so an interrupted build is never reused.
 from __future__ import annotations
 
 import email.parser
+import fcntl
 import hashlib
 import os
 import re
@@ -75,9 +76,13 @@ def desktop_env_venv(needed: Sequence[str]) -> Path:
     with _building[venv.name]:
         if not (venv / "bin" / "python").exists():
             root.mkdir(parents=True, exist_ok=True)
-            start = time.monotonic()
-            _build(venv, needed)
-            print(f"built the OSWorld venv {venv.name} in {time.monotonic() - start:.0f} s", file=sys.stderr)
+            # and one build across processes (the workers of `pytest -n`): the others wait for it, then use it
+            with open(root / f"{venv.name}.lock", "w") as lock:
+                fcntl.flock(lock, fcntl.LOCK_EX)
+                if not (venv / "bin" / "python").exists():
+                    start = time.monotonic()
+                    _build(venv, needed)
+                    print(f"built the OSWorld venv {venv.name} in {time.monotonic() - start:.0f} s", file=sys.stderr)
     return venv
 
 

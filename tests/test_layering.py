@@ -1,11 +1,11 @@
-"""The package layout is the data path: a module imports only from its own package and earlier ones.
+"""The package layout is the data path: a module imports only from its own package and earlier ones, and no
+modules import each other in a circle.
 
-replicas -> tasks -> agents -> episodes -> dataset -> collection -> analysis -> serving, with the shared basics (errors,
-settings, retrying, registry, sigterm) below them all and the CLI above. Imports under ``TYPE_CHECKING``
-serve annotations only and are exempt (a policy's history is a list of the episode's steps).
-Every module must also import
-on its own in a fresh interpreter: an eager package ``__init__`` can otherwise hide a cycle that
-shows only for some first import.
+replicas -> tasks -> suites -> agents -> episodes -> dataset -> collection -> analysis -> serving, with the shared
+basics (errors, settings, retrying, registry, sigterm, storage) below them all and the CLI above. Every import counts:
+at module level, inside a function, and under ``TYPE_CHECKING`` (an annotation that names a later package is an
+arrow back up all the same). Every module must also import on its own in a fresh interpreter: an eager package
+``__init__`` can otherwise hide a cycle that shows only for some first import.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import pytest
 
 import osgym
 
-ORDER = ["replicas", "tasks", "agents", "episodes", "dataset", "collection", "analysis", "serving"]
+ORDER = ["replicas", "tasks", "suites", "agents", "episodes", "dataset", "collection", "analysis", "serving"]
 TOP = {"cli": len(ORDER) + 1, "__main__": len(ORDER) + 1}
 MODULES = sorted(m.name for m in pkgutil.walk_packages(osgym.__path__, "osgym."))
 
@@ -32,29 +32,89 @@ def _rank(module: str) -> int:
     return TOP.get(part, 0)  # errors, settings, retrying, registry, the package itself
 
 
-def _imports(module: str) -> set[str]:
+def _path(module: str) -> Path:
     spec_path = Path(osgym.__path__[0]).parent / (module.replace(".", "/") + ".py")
-    if not spec_path.exists():
-        spec_path = spec_path.with_suffix("") / "__init__.py"
-    tree = ast.parse(spec_path.read_text())
-    typing_only = {id(n) for guard in ast.walk(tree) if isinstance(guard, ast.If)
-                   and ast.unparse(guard.test) in ("TYPE_CHECKING", "typing.TYPE_CHECKING")
-                   for stmt in guard.body for n in ast.walk(stmt)}
+    return spec_path if spec_path.exists() else spec_path.with_suffix("") / "__init__.py"
+
+
+def _imports(module: str) -> set[str]:
+    """The osgym modules ``module`` imports, anywhere in it (``from pkg import mod`` names ``pkg.mod``)."""
     found = set()
-    for node in ast.walk(tree):
-        if id(node) in typing_only:  # annotations only: no import at run time
-            continue
+    for node in ast.walk(ast.parse(_path(module).read_text())):
         if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("osgym"):
-            found.add(node.module)
+            for alias in node.names:
+                sub = f"{node.module}.{alias.name}"
+                found.add(sub if sub in MODULES else node.module)
         elif isinstance(node, ast.Import):
             found |= {a.name for a in node.names if a.name.startswith("osgym")}
-    return found
+    return found - {module}
+
+
+GRAPH = {m: {i for i in _imports(m) if i in MODULES} for m in MODULES}
 
 
 @pytest.mark.parametrize("module", MODULES)
 def test_no_module_imports_from_a_later_package(module: str) -> None:
     later = sorted(m for m in _imports(module) if _rank(m) > _rank(module))
     assert not later, f"{module} imports from later packages: {later}"
+
+
+def circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan's algorithm, iterative).
+
+    >>> circles({"a": {"b"}, "b": {"a"}, "c": {"a"}})
+    [['a', 'b']]
+    """
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    for root in sorted(graph):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, edges = work[-1]
+            nxt = next(edges, None)
+            if nxt is not None:
+                if nxt not in index:
+                    index[nxt] = low[nxt] = len(index)
+                    stack.append(nxt)
+                    on_stack.add(nxt)
+                    work.append((nxt, iter(sorted(graph.get(nxt, ())))))
+                elif nxt in on_stack:
+                    low[node] = min(low[node], index[nxt])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                if len(component) > 1:
+                    found.append(sorted(component))
+    return found
+
+
+def test_no_modules_import_each_other_in_a_circle() -> None:
+    assert circles(GRAPH) == [], "modules that import each other (directly or round a circle)"
+
+
+def test_the_checks_see_what_they_check() -> None:
+    """The graph holds the imports the checks judge: one at module level, one inside a function and one under
+    TYPE_CHECKING, from modules that have them."""
+    assert "osgym.errors" in GRAPH["osgym.replicas.client"]
+    assert any(_rank(i) < _rank(m) for m in MODULES for i in GRAPH[m])
+    assert len(GRAPH) == len(MODULES) > 150
 
 
 # Third-party packages load once in a parent interpreter; each osgym module is then imported first in a

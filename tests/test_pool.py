@@ -22,7 +22,8 @@ def test_pool_starts_replicas_in_parallel_with_limits_and_labels(make_pool, dock
         assert c.labels[REPLICA_LABEL]
         assert hc["Memory"] == 512 * 2**20 and hc["PidsLimit"] == 512 and hc["NanoCpus"] == 10**9
         assert hc["CapDrop"] == ["ALL"] and "no-new-privileges" in hc["SecurityOpt"]
-        assert sorted(hc["CapAdd"]) == ["SETGID", "SETUID"]  # for the entry point's switch to `osgym` and `user`
+        # SETUID and SETGID for the entry point's switch to `osgym` and `user`; SETPCAP for root steps to drop them
+        assert sorted(hc["CapAdd"]) == ["SETGID", "SETPCAP", "SETUID"]
         assert hc["NetworkMode"] == "none" and not hc["Privileged"]
         assert c.attrs["Config"]["User"] == ""  # starts as root; the entry point drops (tests/security)
     assert sorted(e.event for e in pool.events).count("ready") == 3
@@ -80,7 +81,8 @@ def test_reap_touches_only_osgym_labelled_containers(make_pool, docker_client, i
 
 
 def test_container_labels_are_the_documented_ones() -> None:
-    # Operators filter on these (README: "containers labelled osgym.pool"); renaming them strands old replicas.
+    # Operators filter on these (docs/operations.md: "containers labelled osgym.pool"); renaming them strands old
+    # replicas.
     from osgym.replicas.reaper import OWNER_LABEL, POOL_LABEL, REPLICA_LABEL, RUN_DIR_LABEL
 
     assert (POOL_LABEL, REPLICA_LABEL, OWNER_LABEL, RUN_DIR_LABEL) == (

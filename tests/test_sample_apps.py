@@ -10,8 +10,9 @@ import sys
 from pathlib import Path
 
 from osgym.collection.recipe import load_recipe
-from osgym.tasks.assets import AssetCache, missing_assets
-from osgym.tasks.sample_apps import DEFAULT_BASE_URL, apps_sample
+from osgym.suites.sample_apps import DEFAULT_BASE_URL, apps_sample
+from osgym.tasks.asset_urls import missing_assets
+from osgym.tasks.assets import AssetCache
 from osgym.tasks.spec import load_task
 
 ROOT = Path(__file__).resolve().parents[1]

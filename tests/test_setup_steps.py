@@ -10,7 +10,7 @@ import pytest
 
 from osgym.errors import SetupError
 from osgym.replicas.client import Replica
-from osgym.tasks.generators import execute
+from osgym.suites.generators import execute
 from osgym.tasks.setup import run_setup
 from osgym.tasks.spec import SetupStep
 

@@ -51,3 +51,42 @@ def test_without_it_sigterm_skips_finally(tmp_path: Path) -> None:
     proc.send_signal(signal.SIGTERM)
     assert proc.wait(timeout=30) == -signal.SIGTERM
     assert not (tmp_path / "cleaned").exists()
+
+
+def test_signals_held_during_a_block_are_acted_on_after_it(tmp_path: Path) -> None:
+    """A second signal during clean-up (a pool's close) waits for the block to end, then ends the process."""
+    body = textwrap.dedent(f"""
+        import os
+        from osgym.sigterm import signals_held
+        assert exit_on_sigterm()
+        with signals_held():
+            os.kill(os.getpid(), signal.SIGTERM)
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(0.2)
+            open({str(tmp_path / "held")!r}, "w").write("held")  # the block ran to its end
+        raise AssertionError("the held SIGTERM should have ended the process here")
+    """)
+    proc = subprocess.run([sys.executable, "-c", "import signal, sys, time\n"
+                           "from osgym.sigterm import exit_on_sigterm\n" + body],
+                          cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == EXIT_STATUS, proc.stderr
+    assert (tmp_path / "held").read_text() == "held"
+    assert "Traceback" not in proc.stderr
+
+
+def test_signals_held_off_the_main_thread_is_a_plain_block() -> None:
+    import threading
+
+    from osgym.sigterm import signals_held
+
+    before = signal.getsignal(signal.SIGTERM)
+    seen: list[object] = []
+
+    def run() -> None:
+        with signals_held():
+            seen.append(signal.getsignal(signal.SIGTERM))
+
+    t = threading.Thread(target=run)
+    t.start()
+    t.join(timeout=10)
+    assert seen == [before] and signal.getsignal(signal.SIGTERM) == before

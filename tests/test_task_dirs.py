@@ -20,7 +20,7 @@ import yaml
 from osgym.collection import Collection, load_recipe, plan_jobs, run_collection
 from osgym.collection.collector import plan
 from osgym.errors import ConfigError
-from osgym.tasks.sample import SAMPLE, SAMPLE_INDEX, write_sample
+from osgym.suites.sample import SAMPLE, SAMPLE_INDEX, write_sample
 from osgym.tasks.spec import TaskSpec
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -7,18 +7,24 @@ view and ``is_infra_error`` macro, so an export keeps what the report counts as 
 
 A ``--where`` expression is untrusted input, so it is only ever an expression:
 
-1. **Checked as text.** No ``;``, no comments, quotes closed and parentheses balanced, so it cannot
-   end the ``(...)`` it is placed in or start another statement.
+1. **Read by DuckDB's own tokenizer and parser.** No ``;``, no comments, parentheses balanced, as
+   DuckDB splits the text into tokens (so a ``;`` inside ``'...'``, ``"..."`` or ``$tag$...$tag$`` is
+   part of a string, and one outside any of them is seen however the quotes around it are arranged), and
+   exactly one expression to DuckDB's expression parser; so it cannot end the ``(...)`` it is placed in
+   or start another statement.
 2. **Run in a sandbox.** The view's rows stream into a second, empty in-memory DuckDB connection with
-   file access off (``enable_external_access = false``, no extension loading) and its configuration
-   locked; the expression is evaluated there, where the only table is ``episode_quality``. It can read
-   no file, load nothing and change no setting; the dataset is never opened for writing at all.
+   file access off (``enable_external_access = false``, no extension loading), at most
+   ``WHERE_MEMORY_LIMIT`` of memory with nothing spilled to disk, one thread, and its configuration
+   locked; the expression is evaluated there, where the only table is ``episode_quality``, and is
+   interrupted after ``WHERE_TIMEOUT_S``. It can read no file, load nothing, change no setting and hold
+   the machine for no longer than that; the dataset is never opened for writing at all.
 3. **Parsed by DuckDB** as exactly one ``SELECT`` before it runs.
 """
 
 from __future__ import annotations
 
 import re
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -44,15 +50,24 @@ NAMED_FILTERS: dict[str, str] = {
 lost to the environment)."""
 
 MAX_WHERE_CHARS = 4000
+WHERE_MEMORY_LIMIT = "512MB"
+"""What the sandbox evaluating a ``--where`` may hold: one shard's episode rows take a few MB."""
+WHERE_TIMEOUT_S = 60.0
+"""How long one evaluation (one shard pair's episodes) may run; a filter takes well under a second."""
 _SANDBOX_CONFIG: dict[str, str | bool | int | float | list[str]] = {
     "enable_external_access": False,
     "autoinstall_known_extensions": False,
     "autoload_known_extensions": False,
+    "memory_limit": WHERE_MEMORY_LIMIT,
+    "temp_directory": "",  # nothing spills to disk: past the limit the query fails
+    "threads": 1,
 }
+_QUOTE = re.compile(r"\$\w*\$|['\"]")
 
 
 def check_where(expr: str) -> str:
-    """Refuse anything but one SQL expression: no ``;``, comments, unclosed quotes or unbalanced parentheses.
+    """Refuse anything but one SQL expression: no ``;``, comments, unclosed quotes or unbalanced parentheses, as
+    DuckDB's tokenizer reads the text, and exactly one expression to DuckDB's parser.
 
     >>> check_where("success and not stuck_episode")
     'success and not stuck_episode'
@@ -69,33 +84,65 @@ def check_where(expr: str) -> str:
         raise ConfigError(f"{what}, actual an empty expression")
     if len(expr) > MAX_WHERE_CHARS:
         raise ConfigError(f"{what} of at most {MAX_WHERE_CHARS} characters, actual {len(expr)}")
-    depth, quote, i = 0, "", 0
-    while i < len(expr):
-        c = expr[i]
-        if quote:
-            if c == quote:
-                if expr[i + 1:i + 2] == quote:  # '' or "" inside a literal or identifier
-                    i += 1
-                else:
-                    quote = ""
-        elif c in "'\"":
-            quote = c
-        elif c == ";":
-            raise ConfigError(f"{what}, actual a ';' (a second statement) at character {i}")
-        elif expr.startswith("--", i) or expr.startswith("/*", i):
-            raise ConfigError(f"{what}, actual a comment at character {i}")
-        elif c == "(":
-            depth += 1
-        elif c == ")":
-            depth -= 1
+    try:
+        tokens = duckdb.tokenize(expr)
+    except duckdb.Error as exc:
+        raise ConfigError(f"{what}, actual {_first_line(exc)}") from None
+    ends = [pos for pos, _ in tokens[1:]] + [len(expr)]
+    depth = 0
+    for (pos, kind), end in zip(tokens, ends, strict=True):
+        text = expr[pos:end].rstrip()
+        if kind == duckdb.token_type.comment:
+            raise ConfigError(f"{what}, actual a comment at character {pos}")
+        if kind != duckdb.token_type.operator:
+            continue
+        for i, c in enumerate(text, pos):
+            if c == ";":
+                raise ConfigError(f"{what}, actual a ';' (a second statement) at character {i}")
+            depth += (c == "(") - (c == ")")
             if depth < 0:
                 raise ConfigError(f"{what}, actual a ')' closing nothing at character {i}")
-        i += 1
-    if quote:
-        raise ConfigError(f"{what}, actual an unclosed {quote} quote")
     if depth:
         raise ConfigError(f"{what}, actual {depth} unclosed '('")
+    try:
+        duckdb.SQLExpression(expr)
+    except duckdb.Error as exc:
+        raise ConfigError(f"{what}, actual {_parse_failure(exc, expr, tokens)}") from None
     return expr.strip()
+
+
+def _parse_failure(exc: duckdb.Error, expr: str, tokens: list[tuple[int, Any]]) -> str:
+    """What DuckDB's expression parser found wrong, in the words of :func:`check_where`'s other refusals.
+
+    >>> _parse_failure(duckdb.ParserException("Parser Error: unterminated string literal"), "a = 'b",
+    ...                [(0, duckdb.token_type.identifier), (2, duckdb.token_type.operator),
+    ...                 (4, duckdb.token_type.string_const)])
+    "an unclosed ' quote at character 4"
+    """
+    message = _first_line(exc)
+    pos, kind = tokens[-1] if tokens else (0, None)
+    if kind in (duckdb.token_type.string_const, duckdb.token_type.identifier):
+        quote = _unclosed(expr[pos:].rstrip(), message)
+        if quote is not None:
+            return f"an unclosed {quote} quote at character {pos}"
+    count = re.search(r"found (\d+) expressions", message)
+    return f"{count.group(1)} expressions" if count else message
+
+
+def _unclosed(text: str, message: str) -> str | None:
+    """The quote that opens ``text`` (the last token, which an open quote runs to the end of) if it is left open.
+
+    >>> _unclosed("$tag$abc", "syntax error"), _unclosed("$tag$abc$tag$", "syntax error"), _unclosed("'ab", "")
+    ('$tag$', None, None)
+    """
+    opener = _QUOTE.search(text)
+    if opener is None:
+        return None
+    quote = opener.group()
+    if quote.startswith("$"):  # the parser calls an open $tag$ only a syntax error at or near it
+        closed = len(text) >= 2 * len(quote) and text.endswith(quote)
+        return quote if text.startswith(quote) and not closed else None
+    return quote if "unterminated" in message else None
 
 
 def combine_filters(where: str | None, filters: Sequence[str] = ()) -> str | None:
@@ -132,7 +179,8 @@ def select_episodes(con: duckdb.DuckDBPyConnection, expr: str | None, *, label: 
         label: how the card names the filter (the named filters and ``--where`` as given).
 
     Raises:
-        ConfigError: if the expression is refused or DuckDB cannot evaluate it (naming the columns).
+        ConfigError: if the expression is refused, DuckDB cannot evaluate it (naming the columns), or it needs
+            more than ``WHERE_MEMORY_LIMIT`` or ``WHERE_TIMEOUT_S``.
     """
     con.execute(_read_sql("_episode_quality"))
     if expr is None:
@@ -150,8 +198,19 @@ def select_episodes(con: duckdb.DuckDBPyConnection, expr: str | None, *, label: 
     if len(statements) != 1 or statements[0].type != duckdb.StatementType.SELECT:
         raise ConfigError(f"--where {expr!r}: expected one expression, actual {len(statements)} statements")
     sandbox = duckdb.connect(":memory:", config=_SANDBOX_CONFIG)
+    timed_out = threading.Event()
+
+    def stop() -> None:
+        timed_out.set()
+        sandbox.interrupt()
+
+    # DuckDB has no statement timeout: a timer interrupts the evaluation, wherever it is
+    timer = threading.Timer(WHERE_TIMEOUT_S, stop)
+    timer.daemon = True
+    timer.start()
     try:
         sandbox.register("episode_quality", arrow_batches(con.sql("SELECT * FROM episode_quality"), 8192))
+        sandbox.execute("SET enable_progress_bar = false")  # a long query would draw on the caller's terminal
         sandbox.execute("SET lock_configuration = true")
         kept: set[str] = set()
         total = 0
@@ -161,8 +220,15 @@ def select_episodes(con: duckdb.DuckDBPyConnection, expr: str | None, *, label: 
             total += len(ids)
             kept.update(i for i, k in zip(ids, keep, strict=True) if k)
     except duckdb.Error as exc:
+        if timed_out.is_set():
+            raise ConfigError(f"--where {expr!r}: stopped after {WHERE_TIMEOUT_S:g} s (an expression may run that "
+                              "long on one shard's episodes)") from None
+        if isinstance(exc, duckdb.OutOfMemoryException):
+            raise ConfigError(f"--where {expr!r}: needs more than the sandbox's {WHERE_MEMORY_LIMIT} of memory "
+                              f"({_first_line(exc)})") from None
         raise ConfigError(f"--where {expr!r}: {_first_line(exc)}; columns: {', '.join(columns)}") from exc
     finally:
+        timer.cancel()
         sandbox.close()
     return EpisodeSelection(ids=frozenset(kept), expression=expr, label=label or expr, total=total, kept=len(kept))
 

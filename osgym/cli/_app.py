@@ -2,20 +2,63 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 from rich.console import Console
+from typer.core import TyperGroup
 
 from osgym.errors import ConfigError, OsgymError
+from osgym.sigterm import exit_on_sigterm
 
-app = typer.Typer(help="osgym: desktop replicas, agent episodes, Parquet datasets.", no_args_is_help=True,
-                  pretty_exceptions_enable=False)
-images_app = typer.Typer(help="Build and inspect replica images.", no_args_is_help=True)
-pool_app = typer.Typer(help="Inspect and clean up replica pools.", no_args_is_help=True)
-suites_app = typer.Typer(help="Describe the built-in task suites.", no_args_is_help=True)
-tasks_app = typer.Typer(help="Check task files (OSWorld's JSON) against what osgym supports; stage their assets.",
-                        no_args_is_help=True)
+if TYPE_CHECKING:  # Typer 0.29 carries its own copy of Click; TyperGroup's methods take its classes
+    from typer._click import Context, HelpFormatter
+
+
+class _Group(TyperGroup):
+    """A group whose command list gives each command's first sentence whole.
+
+    Help is Click's plain layout, not Typer's rich panels (``rich_markup_mode=None``): at 80 columns
+    the panels cut long option names (``--max-sessions-per-to…``) to fit their table; Click's layout
+    moves the option's help to the next line instead. Click's command list cuts a description at the
+    terminal's width with "..."; this one wraps it.
+    """
+
+    def format_commands(self, ctx: Context, formatter: HelpFormatter) -> None:
+        rows = []
+        for name in self.list_commands(ctx):
+            command = self.get_command(ctx, name)
+            if command is not None and not command.hidden:
+                rows.append((name, command.get_short_help_str(limit=10_000)))
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
+
+
+def command_group(help_text: str) -> typer.Typer:
+    """A group of commands (``osgym images``, ``osgym tasks``, ...) with the command line's help layout."""
+    return typer.Typer(help=help_text, no_args_is_help=True, rich_markup_mode=None, cls=_Group)
+
+
+class _App(typer.Typer):
+    """The top-level app: SIGTERM is a clean exit (:mod:`osgym.sigterm`) however it is called.
+
+    The installed ``osgym`` script calls the app itself (``osgym.cli:app``), not :func:`main`: without
+    this, a plain ``kill`` ended ``osgym serve`` and ``osgym collect`` with Python's default, which
+    runs no clean-up, and their replicas stayed up.
+    """
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        exit_on_sigterm()  # so a scheduler's or `timeout`'s SIGTERM removes a run's replicas, as Ctrl-C does
+        return super().__call__(*args, **kwargs)
+
+
+app = _App(help="osgym: desktop replicas, agent episodes, Parquet datasets.", no_args_is_help=True,
+           pretty_exceptions_enable=False, rich_markup_mode=None, cls=_Group)
+images_app = command_group("Build and inspect replica images.")
+pool_app = command_group("Inspect and clean up replica pools.")
+suites_app = command_group("Describe the built-in task suites.")
+tasks_app = command_group("Check task files (OSWorld's JSON) against what osgym supports; stage their assets.")
 app.add_typer(images_app, name="images")
 app.add_typer(tasks_app, name="tasks")
 app.add_typer(pool_app, name="pool")
@@ -73,7 +116,5 @@ def _require_dataset(store: str, name: str) -> None:
 
 
 def main() -> None:
-    from osgym.sigterm import exit_on_sigterm
-
-    exit_on_sigterm()  # so a scheduler's or `timeout`'s SIGTERM removes a run's replicas, as Ctrl-C does
+    """``python -m osgym``: the app (which makes SIGTERM a clean exit)."""
     app()

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from osgym.cli._app import _docker, _fail, _plan_profile, app, console, images_app, pool_app
+from osgym.cli._app import _docker, _fail, _plan_profile, app, command_group, console, images_app, pool_app
 from osgym.errors import ConfigError, OsgymError
 
 
@@ -133,7 +133,7 @@ def pool_plan(
                       highlight=False, markup=False)
 
 
-host_app = typer.Typer(help="Machine-wide settings for replicas (the operator's; needs root).", no_args_is_help=True)
+host_app = command_group("Machine-wide settings for replicas (the operator's; needs root).")
 app.add_typer(host_app, name="host")
 
 

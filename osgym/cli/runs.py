@@ -8,7 +8,7 @@ from typing import Annotated, Any
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from osgym.cli._app import _docker, _fail, _plan_profile, _require_dataset, app, console, err
+from osgym.cli._app import _docker, _fail, _plan_profile, _require_dataset, app, command_group, console, err
 from osgym.errors import ConfigError, OsgymError
 
 
@@ -96,8 +96,7 @@ def serve(
     record: Annotated[bool, typer.Option(help="record every served episode into the dataset")] = True,
     run_id: Annotated[str | None, typer.Option(help="the dataset run (default: a new one)")] = None,
     live_view: Annotated[bool, typer.Option(help="POST /v1/sessions/{id}/view: a view-only noVNC page per "
-                                                 "session (needs Debian's websockify and novnc)")] = True,
-    view_port: Annotated[int, typer.Option(help="websockify's port on --host (0: a free one)")] = 0,
+                                                 "session, relayed by the server (needs Debian's novnc)")] = True,
 ) -> None:
     """Serve replicas to RL trainers: OSGym's protocol (/reset, /step, /shutdown, /screenshot) and /v1.
 
@@ -118,7 +117,7 @@ def serve(
                              max_steps=max_steps, idle_timeout_s=idle_timeout,
                              max_sessions_per_token=max_sessions_per_token, park_after_s=park_after,
                              park_mib=park_mib, store=store, dataset=dataset,
-                             record=record, run_id=run_id, live_view=live_view, view_port=view_port)
+                             record=record, run_id=run_id, live_view=live_view)
     except ValidationError as exc:
         e = exc.errors()[0]
         option = "-".join(str(p) for p in e["loc"]).replace("_", "-")  # none for a check across options
@@ -198,7 +197,7 @@ def show(
     console.print(f"trajectory page: {path}")
 
 
-dataset_app = typer.Typer(help="Work with collected datasets.", no_args_is_help=True)
+dataset_app = command_group("Work with collected datasets.")
 app.add_typer(dataset_app, name="dataset")
 
 

@@ -52,9 +52,9 @@ def tasks_sample(
 ) -> None:
     """Write a small folder of OSWorld-format task files, with an index in OSWorld's test_all.json shape: the
     tasks datasets/osworld-sample.yaml (desktop tier) or datasets/osworld-apps-sample.yaml (apps tier) collects."""
+    from osgym.suites.sample import write_sample
+    from osgym.suites.sample_apps import stage_assets, write_apps_sample
     from osgym.tasks.assets import AssetCache
-    from osgym.tasks.sample import write_sample
-    from osgym.tasks.sample_apps import stage_assets, write_apps_sample
 
     if tier not in ("desktop", "apps"):
         raise _fail(ConfigError(f"tasks sample --tier: expected desktop or apps, actual {tier!r}"))
@@ -116,7 +116,7 @@ def suites_list() -> None:
     """List the built-in suites with their template counts."""
     from rich.table import Table
 
-    from osgym.tasks import suites
+    from osgym import suites
 
     table = Table("suite", "templates", "infeasible", "description")
     for name in suites.list_suites():
@@ -139,7 +139,7 @@ def suites_show(
     with --template or --screenshot, one variant in full (instruction, template, difficulty, setup)."""
     from rich.table import Table
 
-    from osgym.tasks import suites
+    from osgym import suites
 
     try:
         templates = suites.templates(name)
@@ -168,8 +168,8 @@ def suites_show(
 
 
 def _show_variant(name: str, task: TaskSpec, screenshot: Path | None) -> None:
-    from osgym.tasks import suites
-    from osgym.tasks.preview import describe_step, initial_screenshot
+    from osgym import suites
+    from osgym.suites.preview import describe_step, initial_screenshot
 
     t = suites.templates(name, [task.id])[0]
     typer.echo(f"suite: {name}\ntemplate: {t.id} (difficulty {t.difficulty}, domain {t.domain})\n"
@@ -204,7 +204,7 @@ def suites_export(
     """Write N distinct variants of a suite as OSWorld task files, in OSWorld's layout (a recipe's task_dir and
     task_index read it too). Ids are UUIDs fixed by suite, template and variant; osgym's oracle, template and
     difficulty are under each file's "osgym" key. Nothing is left behind on an error."""
-    from osgym.tasks.suite_export import export_variants, write_export
+    from osgym.suites.export import export_variants, write_export
 
     try:
         with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),

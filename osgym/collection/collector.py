@@ -7,7 +7,6 @@ calls :meth:`Collector.collect` once per attempt.
 
 from __future__ import annotations
 
-import hashlib
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -15,27 +14,21 @@ from typing import Any, Protocol
 
 from osgym.agents.policies import Policy, make_policy
 from osgym.collection.recipe import Recipe
-from osgym.episodes.runner import EpisodeLimits, run_episode
+from osgym.episodes.limits import EpisodeLimits
+from osgym.episodes.record import episode_id, episode_result, failed_trajectory
+from osgym.episodes.runner import run_episode
 from osgym.episodes.trajectory import EpisodeResult, Trajectory, utcnow
-from osgym.errors import ConfigError, ReplicaError, error_class_of
+from osgym.errors import ConfigError, ReplicaError
 from osgym.replicas import cost
 from osgym.replicas.accounting import Usage
 from osgym.replicas.client import Replica
 from osgym.replicas.pool import ReplicaPool
 from osgym.retrying import retrying
-from osgym.tasks.assets import cache_from_settings, missing_assets
+from osgym.suites import expand, expand_mix
+from osgym.tasks.asset_urls import missing_assets
+from osgym.tasks.assets import cache_from_settings
 from osgym.tasks.spec import TaskSpec
-from osgym.tasks.suites import expand, expand_mix
 from osgym.tasks.taskdir import LoadedTasks, Refusal, TaskCheck, discover_entries, index_entries, load_entries
-
-
-def episode_id(run_id: str, task_id: str, variant: str, seed: int) -> str:
-    """Deterministic id from run, task, variant and seed.
-
-    >>> episode_id("r1", "t", "0", 7) == episode_id("r1", "t", "0", 7)
-    True
-    """
-    return hashlib.sha256(f"{run_id}\0{task_id}\0{variant}\0{seed}".encode()).hexdigest()[:20]
 
 
 @dataclass(frozen=True)
@@ -62,7 +55,7 @@ def plan(recipe: Recipe, run_id: str,
     """Expand a recipe into its episodes, seeds ``recipe.seed + i``, and the task files it refused.
 
     For a suite, episode ``i`` runs a generated variant of template ``i % templates``; for mixed ``suites``,
-    a variant of the suite :func:`~osgym.tasks.suites.expand_mix` schedules; for a ``task_dir``,
+    a variant of the suite :func:`~osgym.suites.expand_mix` schedules; for a ``task_dir``,
     task file ``i % files`` of those that load (:func:`plan_task_files`, which ``checks`` go to).
     Deterministic, and a plan for more episodes starts with the plan for fewer,
     so a resumed run keeps its episode ids.
@@ -230,33 +223,11 @@ class Collector:
     def _result(self, job: EpisodeJob, policy: Policy, traj: Trajectory, attempts: int,
                 replica_id: str | None, host: str | None, replica_s: float,
                 usage: Usage | None = None) -> EpisodeResult:
-        result = EpisodeResult(
-            episode_id=job.episode_id, run_id=job.run_id, task_id=job.task.id, variant=job.task.variant,
-            domain=job.task.domain, instruction=job.task.instruction, policy=policy.name,
-            policy_config={"name": policy.name, **policy.config()}, image=self.image, replica_id=replica_id,
-            host=host, trajectory=traj, attempts=attempts, replica_s=replica_s, usage=usage,
-            related_apps=list(job.task.related_apps),
-        )
         assert self.prices is not None
-        result.cost_usd = episode_cost(result, self.prices)
-        return result
-
-
-def episode_cost(result: EpisodeResult, prices: cost.PriceTable) -> float:
-    """An episode's cost from its own accounting: its replica-seconds at the density its measured cores
-    and memory allow, its model tokens, and the bytes it stores (:func:`osgym.replicas.cost.cost_of`)."""
-    u = result.usage
-    profile = cost.episode_profile(u.cpu_s if u else None, result.replica_s, u.mem_avg_mib if u else None)
-    profile = profile.model_copy(update={"model": result.policy_config.get("model")})
-    tin, tout = result.tokens()
-    return cost.cost_of(prices, profile, replica_s=result.replica_s, input_tokens=tin or 0,
-                        output_tokens=tout or 0, bytes_written=result.bytes_written()).total_usd
-
-
-def failed_trajectory(exc: BaseException, started: Any = None) -> Trajectory:
-    """A trajectory that records an error which ended the episode before it produced steps."""
-    return Trajectory(started_at=started or utcnow(), ended_at=utcnow(), termination="error",
-                      error_class=error_class_of(exc), error_message=f"{type(exc).__name__}: {exc}"[:2000])
+        return episode_result(job.task, traj, episode_id=job.episode_id, run_id=job.run_id, policy=policy.name,
+                              policy_config={"name": policy.name, **policy.config()}, image=self.image,
+                              replica_id=replica_id, host=host, replica_s=replica_s, prices=self.prices,
+                              usage=usage, attempts=attempts)
 
 
 def new_run_id() -> str:

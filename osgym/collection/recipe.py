@@ -13,7 +13,6 @@ Prefect's flow parameters).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -28,76 +27,15 @@ from pydantic import (
     model_validator,
 )
 
+from osgym.agents.policies.spec import SECRET_OPTION, PolicySpec
 from osgym.errors import ConfigError
 from osgym.replicas.client import SettleMode
 
 if TYPE_CHECKING:
     from osgym.settings import Settings
 
-SECRET_OPTION = re.compile(r"(^|[_-])(api[_-]?key|apikey|secret|password|passwd|token|credentials?)$", re.I)
-"""Option names that hold secrets, which a recipe may not carry (``max_tokens`` is not one)."""
-
-
-def secret_options(options: Mapping[str, Any], where: str = "") -> list[str]:
-    """Dotted names of the options (at any depth) whose name says they hold a secret.
-
-    >>> secret_options({"model": "m", "api_key": "sk-1", "max_tokens": 9, "extra_body": {"auth_token": "x"}})
-    ['api_key', 'extra_body.auth_token']
-    """
-    found = []
-    for name, value in options.items():
-        path = f"{where}{name}"
-        if SECRET_OPTION.search(str(name)):
-            found.append(path)
-        elif isinstance(value, Mapping):
-            found.extend(secret_options(value, f"{path}."))
-    return found
-
-
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class PolicySpec(_Strict):
-    """Which policy acts, with its options; ``name`` is a registered policy.
-
-    >>> PolicySpec(name="telepathy")
-    Traceback (most recent call last):
-    ...
-    pydantic_core._pydantic_core.ValidationError: 1 validation error for PolicySpec
-    name
-      Value error, unknown policy 'telepathy': expected one of ...
-    """
-
-    name: str = "scripted"
-    """A name in :func:`osgym.agents.policies.policy_names`."""
-    options: dict[str, Any] = Field(default_factory=dict)
-
-    @field_validator("name")
-    @classmethod
-    def _known(cls, v: str) -> str:
-        from osgym.agents.policies.registry import policy_class
-
-        try:
-            policy_class(v)
-        except ConfigError as exc:
-            raise ValueError(str(exc)) from exc
-        return v
-
-    @model_validator(mode="after")
-    def _options(self) -> PolicySpec:
-        from osgym.agents.policies.registry import check_options
-
-        carried = secret_options(self.options)
-        if carried:
-            raise ValueError(f"options {', '.join(carried)}: a recipe may not carry secrets (they would be stored in "
-                             "the dataset manifest and Prefect's flow parameters): give the openai policy its key "
-                             "with OPENAI_API_KEY in the worker's environment")
-        try:
-            check_options(self.name, self.options)
-        except ConfigError as exc:
-            raise ValueError(str(exc)) from exc
-        return self
 
 
 class ObservationSpec(_Strict):
@@ -131,7 +69,7 @@ class Recipe(_Strict):
     """Only these templates of the suite."""
     suites: dict[str, float] | None = None
     """Several built-in suites mixed, ``{name: weight}``: each gets about ``weight / sum`` of the episodes,
-    interleaved (:func:`osgym.tasks.suites.expand_mix`). Instead of ``suite``/``tasks``/``task_dir``."""
+    interleaved (:func:`osgym.suites.expand_mix`). Instead of ``suite``/``tasks``/``task_dir``."""
     task_dir: str | None = Field(None, min_length=1)
     """A folder of OSWorld-format task files (``<domain>/<id>.json``) instead of a suite; a relative path
     is taken from the working directory. Every file under it runs unless ``task_index`` is set."""
@@ -231,7 +169,7 @@ class Recipe(_Strict):
     @field_validator("suites")
     @classmethod
     def _mix(cls, v: dict[str, float] | None) -> dict[str, float] | None:
-        from osgym.tasks.suites import list_suites
+        from osgym.suites import list_suites
 
         if v is None:
             return v
@@ -247,7 +185,7 @@ class Recipe(_Strict):
 
     @model_validator(mode="after")
     def _suite_tier(self) -> Recipe:
-        from osgym.tasks.suites import required_tier
+        from osgym.suites import required_tier
 
         # Task files: the tier is the recipe's say (generated files may target desktop). An image named
         # outright is the operator's choice; otherwise a suite that needs a tier's apps would fail every
@@ -267,7 +205,7 @@ class Recipe(_Strict):
     @field_validator("store")
     @classmethod
     def _store(cls, v: str) -> str:
-        from osgym.dataset.uri import parse_uri
+        from osgym.storage import parse_uri
 
         parse_uri(v)  # its ValueError names what a store URI may be; probed for writing before replicas start
         return v

@@ -36,11 +36,11 @@ from osgym.collection.collector import (
 )
 from osgym.collection.recipe import Recipe, load_recipe
 from osgym.dataset import DatasetWriter, write_sidecar
-from osgym.dataset.backends import open_backend
 from osgym.replicas import cost, images
 from osgym.replicas.events import events_table
 from osgym.replicas.pool import PoolEvent, ReplicaPool, limits_for
 from osgym.settings import settings
+from osgym.storage import open_backend
 from osgym.tasks.assets import cache_from_settings, local_copy
 
 EpisodeCallback = Callable[[EpisodeSummary], None]

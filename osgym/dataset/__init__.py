@@ -1,12 +1,10 @@
 """The dataset: episodes and steps as Parquet shards, committed by a manifest written last.
 
-One module per concern:
+Files live in a store of :mod:`osgym.storage` (store URIs, the local and S3 backends,
+``register_backend`` for more). One module per concern:
 
 - :mod:`~osgym.dataset.schema`: the two tables' Arrow schemas.
-- :mod:`~osgym.dataset.uri`: store URIs (:func:`parse_uri`) and the name rules.
 - :mod:`~osgym.dataset.layout`: where each file of a dataset goes.
-- :mod:`~osgym.dataset.backends`: the storage protocol (:class:`Backend`), the local and S3
-  backends, and :func:`register_backend` for more.
 - :mod:`~osgym.dataset.manifest`: :class:`Manifest`, built once by :func:`build_manifest`.
 - :mod:`~osgym.dataset.shards`: shard pairs being written, and the ones a resume keeps.
 - :mod:`~osgym.dataset.writer`: :class:`DatasetWriter`.
@@ -18,31 +16,24 @@ One module per concern:
   :mod:`~osgym.dataset.resize`): chat samples that SFT trainers load directly (``export_sft``).
 """
 
-from osgym.dataset.backends import Backend, S3Options, register_backend
 from osgym.dataset.card import write_dataset_card
 from osgym.dataset.export import export_jsonl
 from osgym.dataset.manifest import Manifest, ShardEntry, build_manifest
 from osgym.dataset.merge import merge_parts
 from osgym.dataset.reader import DatasetView, list_datasets, open_dataset
 from osgym.dataset.sidecars import write_sidecar
-from osgym.dataset.uri import StoreURI, parse_uri
 from osgym.dataset.writer import DatasetWriter
 
 __all__ = [
-    "Backend",
     "DatasetView",
     "DatasetWriter",
     "Manifest",
-    "S3Options",
     "ShardEntry",
-    "StoreURI",
     "build_manifest",
     "export_jsonl",
     "merge_parts",
     "list_datasets",
     "open_dataset",
-    "parse_uri",
-    "register_backend",
     "write_dataset_card",
     "write_sidecar",
 ]

@@ -10,11 +10,11 @@ import os
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from osgym.dataset.backends import Backend, S3Options, open_backend
 from osgym.dataset.layout import CARD_NAME, MANIFEST_DIR
 from osgym.dataset.reader import DatasetView, view_of
 from osgym.dataset.schema import SCHEMA_VERSION, TABLES, hf_feature
 from osgym.errors import StoreError
+from osgym.storage import Backend, S3Options, open_backend
 
 __all__ = ["write_card", "write_dataset_card"]
 

@@ -11,9 +11,9 @@ from typing import Any
 
 import pyarrow as pa
 
-from osgym.dataset.backends import S3Options
 from osgym.dataset.reader import DatasetView, open_dataset
 from osgym.errors import StoreError
+from osgym.storage import S3Options
 
 __all__ = ["export_jsonl"]
 

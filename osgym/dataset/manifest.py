@@ -18,10 +18,10 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from osgym.dataset.backends import Backend
 from osgym.dataset.layout import MANIFEST_DIR
 from osgym.dataset.schema import SCHEMA_VERSION, TABLES
 from osgym.errors import StoreError
+from osgym.storage import Backend
 
 __all__ = ["Manifest", "ShardEntry", "build_manifest", "read_manifest", "read_manifests"]
 

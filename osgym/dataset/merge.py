@@ -8,13 +8,12 @@ import os
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from osgym.dataset.backends import S3Options, open_backend
 from osgym.dataset.card import write_card
 from osgym.dataset.layout import PARTS_DIR, manifest_path
 from osgym.dataset.manifest import Manifest, ShardEntry, build_manifest, read_manifest
 from osgym.dataset.schema import TABLES
-from osgym.dataset.uri import check_name
 from osgym.errors import StoreError
+from osgym.storage import S3Options, check_name, open_backend
 
 __all__ = ["merge_parts"]
 

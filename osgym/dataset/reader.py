@@ -16,11 +16,10 @@ import pyarrow as pa
 import pyarrow.dataset as pads
 import pyarrow.fs as pafs
 
-from osgym.dataset.backends import Backend, S3Options, open_backend
 from osgym.dataset.layout import MANIFEST_DIR, PARTITION_KEY, PARTITION_SCHEMA
 from osgym.dataset.manifest import read_manifests
 from osgym.dataset.schema import TABLES
-from osgym.dataset.uri import parse_uri
+from osgym.storage import Backend, S3Options, open_backend, parse_uri
 
 __all__ = ["DatasetView", "open_dataset", "view_of"]
 

@@ -1,7 +1,7 @@
 """Screenshots resized for a model: a size under a longest side and a pixel budget, and the re-encoding.
 
 Exports resize each screenshot once and scale the actions' coordinates by the same factors
-(:func:`osgym.agents.parsers.scale_actions`, screen to image), so a click lands on the same element
+(:func:`osgym.agents.formats.scale_actions`, screen to image), so a click lands on the same element
 of the smaller picture. Resampling is the one :class:`~osgym.agents.policies.openai.OpenAIPolicy` uses
 when it downscales screenshots for a model (bicubic), so a model trained on an export sees at
 inference the kind of picture it was trained on.

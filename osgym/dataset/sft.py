@@ -37,14 +37,14 @@ import pyarrow.parquet as pq
 from PIL import UnidentifiedImageError
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from osgym.agents.parsers import format_names
-from osgym.dataset.backends import S3Options
+from osgym.agents.formats import format_names
 from osgym.dataset.reader import DatasetView, open_dataset
 from osgym.dataset.resize import encoded_size, fit_size, resize_frame
 from osgym.dataset.schema import IMAGE_TYPE
 from osgym.dataset.sft_card import card_text, llamafactory_info
 from osgym.dataset.sft_samples import Frame, Sample, default_system_prompt, episode_samples, frame_reply, step_actions
 from osgym.errors import ConfigError, OsgymError, PolicyError, StoreError, Unrenderable
+from osgym.storage import S3Options
 
 __all__ = ["EpisodeSelection", "ExportResult", "SftOptions", "export_sft", "sft_options", "sft_schema",
            "shard_pairs"]

@@ -7,7 +7,7 @@ inference, so a model trained on it is asked in the same shape it learned from:
   the task goes to the user) or the export's own template;
 * per step a ``user`` turn with the screenshot (the first also with the instruction) and an
   ``assistant`` turn with the model's reply: the step's thought and its actions written in the
-  chosen action format (:func:`osgym.agents.renderers.render_reply`, checked by parsing it back).
+  chosen action format (:func:`osgym.agents.formats.render_reply`, checked by parsing it back).
 
 ``per="step"`` makes one sample per step, preceded by up to ``history`` earlier turns;
 ``per="episode"`` one sample per episode with every turn, keeping the screenshots of only the last
@@ -26,9 +26,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from osgym.agents.parsers import get_format, scale_actions
+from osgym.agents.formats import RenderContext, get_format, render_reply, scale_actions
 from osgym.agents.policies.openai import fill_prompt
-from osgym.agents.renderers import RenderContext, render_reply
 from osgym.errors import OsgymError, PolicyError, Unrenderable
 from osgym.replicas.actions import Action, parse_action
 

@@ -15,11 +15,11 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from osgym.dataset.backends import Backend
 from osgym.dataset.layout import SHARD_RE, STAGED_RE, run_dir, shard_name
 from osgym.dataset.manifest import ShardEntry
 from osgym.dataset.schema import EPISODES, TABLES, file_schema
 from osgym.errors import StoreError
+from osgym.storage import Backend
 
 __all__ = ["EPISODE_ROW_GROUP_ROWS", "CommittedShards", "OpenShard", "open_shard", "parquet_options", "scan_run"]
 

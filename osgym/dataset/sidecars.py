@@ -7,10 +7,9 @@ import os
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from osgym.dataset.backends import S3Options, open_backend
 from osgym.dataset.layout import run_dir
-from osgym.dataset.uri import check_name
 from osgym.dataset.writer import DEFAULT_COMPRESSION
+from osgym.storage import S3Options, check_name, open_backend
 
 __all__ = ["write_sidecar"]
 

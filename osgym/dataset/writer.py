@@ -5,7 +5,8 @@ Guarantees (layout in :mod:`osgym.dataset.layout`):
 * **Shards come in pairs** (:mod:`osgym.dataset.shards`); a crash never leaves half an episode.
 * **A shard is visible only when complete.** It is built at the backend's staging path
   (locally ``.part-N.parquet.incomplete`` beside its final name, renamed into place) or in a
-  local temporary file that the backend uploads whole (S3).
+  local temporary file that the backend uploads whole (S3). A killed writer's temporary files are
+  removed by the next writer on the machine (:mod:`osgym.dataset.staging`).
 * **Readers see committed runs only.** :func:`~osgym.dataset.reader.open_dataset` reads the
   files that run manifests list, and a manifest is written after all its shards.
 * **Resume.** A new :class:`DatasetWriter` for an existing ``run_id`` keeps the
@@ -51,16 +52,16 @@ from typing import Any
 
 import pyarrow as pa
 
-from osgym.dataset.backends import S3Options, open_backend
-from osgym.dataset.backends.base import sha256_file
 from osgym.dataset.card import write_card
 from osgym.dataset.layout import PART_RE, manifest_path, run_dir, shard_name
 from osgym.dataset.manifest import Manifest, ShardEntry, build_manifest
 from osgym.dataset.schema import EPISODES, SCHEMA_VERSION, STEPS, TABLES
 from osgym.dataset.shards import OpenShard, open_shard, parquet_options, scan_run
-from osgym.dataset.uri import check_name
+from osgym.dataset.staging import reclaim_orphans, staging_dir
 from osgym.episodes.trajectory import EpisodeResult
 from osgym.errors import StoreError
+from osgym.storage import S3Options, check_name, open_backend
+from osgym.storage.base import sha256_file
 
 __all__ = ["DEFAULT_COMPRESSION", "DEFAULT_SHARD_MAX_AGE_S", "DEFAULT_SHARD_MAX_BYTES", "DEFAULT_SHARD_MAX_EPISODES",
            "DatasetWriter"]
@@ -97,7 +98,7 @@ class DatasetWriter:
 
     Args:
         uri: store root, a local path, ``file://``, ``s3://bucket/prefix`` or another registered
-            scheme's URI (:func:`osgym.dataset.backends.register_backend`).
+            scheme's URI (:func:`osgym.storage.register_backend`).
         dataset: dataset name, a directory under the root.
         run_id: the run; its shards go under ``run=<run_id>``.
         run_config: recorded in the manifest (JSON-serializable).
@@ -162,6 +163,7 @@ class DatasetWriter:
         # Public methods take it; the private ones they call (and the commit timer's) do not.
         self._lock = threading.Lock()
         self._timer: threading.Timer | None = None
+        reclaim_orphans()  # what killed writers left in the temporary directory (S3 stores' open shards)
         self._backend.check()
         committed = scan_run(self._backend, run_id, part)
         self._committed = committed.entries
@@ -212,7 +214,7 @@ class DatasetWriter:
         if staged is not None:
             return staged
         if self._tmpdir is None:
-            self._tmpdir = tempfile.TemporaryDirectory(prefix="osgym-shards-")
+            self._tmpdir = staging_dir()
         return Path(self._tmpdir.name) / f"{table}-{name}"
 
     def _open_shard(self) -> OpenShard:

@@ -4,7 +4,7 @@ person, inside the application" (issue 17), run on the windows each step recorde
 The task's apps are the windows its setup waited for, focused, with ``wait_window`` steps (found in the
 first step's window list): one for most tasks (the last such step), one per app for a flow across apps
 (apps-multi: a page and a sheet), which opens each app with a focused wait. A distractor of
-:mod:`osgym.tasks.variation` is waited for unfocused, so it is never one of them. Windows that appear later
+:mod:`osgym.suites.variation` is waited for unfocused, so it is never one of them. Windows that appear later
 with an app's WM class or a title the oracle names (its dialogs: ``Save``, ``Received - Chromium``) are the
 apps' too. Windows already up beside the apps at the first step are never theirs: the distractor, or anything
 setup left.
@@ -36,9 +36,9 @@ def target_title(task: TaskSpec) -> str | None:
 def app_titles(task: TaskSpec) -> list[str]:
     """The titles of the task's apps' windows: every title a focused ``wait_window`` step of the setup waits
     for (once each, in setup order), else the last ``wait_window``'s. A setup waits for an app it opens with
-    the focus on it, for a distractor without (:mod:`osgym.tasks.variation`).
+    the focus on it, for a distractor without (:mod:`osgym.suites.variation`).
 
-    >>> from osgym.tasks.generators import wait
+    >>> from osgym.suites.generators import wait
     >>> task = TaskSpec(id="t", instruction="i", evaluator={"func": "infeasible"},
     ...                 config=[wait("Calc"), wait("groceries-12", focused=False), wait("Shop"), wait("Shop")])
     >>> app_titles(task)
@@ -56,7 +56,7 @@ def focus_violations(task: TaskSpec, traj: Trajectory) -> list[str]:
     """One line per GUI input of ``traj`` that did not go to the task's app; [] if all did.
 
     >>> from datetime import UTC, datetime
-    >>> from osgym.tasks.generators import launch, wait
+    >>> from osgym.suites.generators import launch, wait
     >>> task = TaskSpec(id="t", instruction="i", evaluator={"func": "infeasible"},
     ...                 config=[launch(["gedit"]), wait("notes.txt")], oracle=[{"op": "type", "args": {"text": "x"}}])
     >>> app = Window(1, "notes.txt - gedit", 0, 0, 800, 600, wm_class="Gedit")

@@ -1,7 +1,7 @@
 """In-memory records of an episode: ``Step``, ``Trajectory`` and ``EpisodeResult``.
 
-``run_episode`` returns a :class:`Trajectory`. The collector wraps it with the
-job's metadata into an :class:`EpisodeResult`, which is what the dataset writer
+An episode (:mod:`osgym.episodes.episode`) records a :class:`Trajectory`. Collection and serving wrap it
+with their metadata into an :class:`EpisodeResult` (:mod:`osgym.episodes.record`), which the dataset writer
 stores: one ``episodes`` row plus its ``steps`` rows (``osgym.dataset.schema``).
 """
 

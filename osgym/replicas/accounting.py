@@ -9,6 +9,7 @@ figure        cgroup v1 (``memory/``, ``cpuacct/``)          cgroup v2 (one unif
 CPU           ``cpuacct.usage`` (ns)                        ``cpu.stat`` ``usage_usec``
 memory now    ``memory.usage_in_bytes`` - inactive file     ``memory.current`` - ``inactive_file``
 memory peak   ``memory.max_usage_in_bytes``                 ``memory.peak`` (kernel >= 5.19)
+OOM kills     ``memory.oom_control`` ``oom_kill``            ``memory.events`` ``oom_kill``
 ============  ===========================================  =======================================
 
 "Memory now" is the working set (what ``docker stats`` shows): the page cache the kernel can drop
@@ -196,6 +197,12 @@ def find_cgroup(container_id: str, root: Path = Path("/sys/fs/cgroup")) -> Cgrou
     return None
 
 
+def read_oom_kills(paths: CgroupPaths) -> int | None:
+    """Processes the kernel's OOM killer has killed in a container's cgroup since it was made (kernel >= 4.13);
+    None if unreadable. Counted at the kill: Docker's ``oom`` event of it comes a moment later."""
+    return _keyed(paths.memory / ("memory.events" if paths.version == 2 else "memory.oom_control")).get("oom_kill")
+
+
 def read(paths: CgroupPaths, proc: Path = Path("/proc"), clock: Callable[[], float] = time.monotonic) -> Reading:
     """One :class:`Reading` of a container's cgroup (and, for PSS and network, its processes).
 
@@ -304,6 +311,11 @@ class Accountant:
                 if replica_id in meters:
                     meters[replica_id].add(r)
         return r
+
+    def oom_kills(self, replica_id: str) -> int | None:
+        """:func:`read_oom_kills` of a tracked replica; None if it is not tracked or its cgroup is unreadable."""
+        paths = self._paths.get(replica_id)
+        return read_oom_kills(paths) if paths is not None else None
 
     def lease_started(self, replica_id: str) -> None:
         r = self.sample(replica_id)

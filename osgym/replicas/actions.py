@@ -9,7 +9,7 @@ what the replica's ``POST /actions`` accepts:
 Typing(action_type='TYPING', text='hi')
 
 OSWorld's nested form ``{"action_type": ..., "parameters": {...}}`` is accepted
-as well. Parsers for other action spaces live in :mod:`osgym.agents.parsers`.
+as well. Parsers for other action spaces live in :mod:`osgym.agents.formats`.
 """
 
 from __future__ import annotations

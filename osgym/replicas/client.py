@@ -17,19 +17,17 @@ from __future__ import annotations
 
 import contextlib
 import enum
-import shlex
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
-import docker.errors
 import httpx
-import requests.exceptions
 
 from osgym.errors import ActionFailed, EpisodeTimeout, ReplicaUnreachable, RequestRejected
 from osgym.replicas.accounting import Usage
 from osgym.replicas.actions import _Action
+from osgym.replicas.execution import ExecResult, launch_as_root, run_as_root
 from osgym.replicas.observation import Observation, Window
 from osgym.replicas.transport import DEFAULT_CAPS, ResponseCaps, Transport, read_capped
 from osgym.retrying import retrying
@@ -55,9 +53,6 @@ SETTLE_MODES: tuple[SettleMode, ...] = get_args(SettleMode)
 
 DEFAULT_TIMEOUTS = Timeouts()
 
-ROOT_PATH = "/opt/osgym/rootbin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
-"""PATH of root steps: the ``sudo`` shim first (:meth:`Replica.execute_as_root`)."""
-MAX_ROOT_OUTPUT = 16 * 2**20
 
 
 @dataclass(frozen=True)
@@ -105,16 +100,6 @@ class Screenshot:
     height: int
 
 
-@dataclass(frozen=True)
-class ExecResult:
-    """Outcome of a command run inside the replica."""
-
-    status: str
-    output: str
-    error: str
-    returncode: int
-
-
 A11Y_OBSERVE_S = 30.0
 """How long an observation waits for the accessibility tree. LibreOffice answers AT-SPI from its main
 thread: a walk of a Calc window (every visible cell) took 6-8 s at load 10, and the first walk after
@@ -126,8 +111,12 @@ class ControlClient:
     """HTTP client for one replica's control API. Maps transport errors onto osgym errors."""
 
     def __init__(self, endpoint: str, token: str | None, timeouts: Timeouts = DEFAULT_TIMEOUTS,
-                 caps: ResponseCaps = DEFAULT_CAPS, read_retry: ReadRetry = READ_RETRY):
+                 caps: ResponseCaps = DEFAULT_CAPS, read_retry: ReadRetry = READ_RETRY, *,
+                 socket_owner: int | None = None):
         self.endpoint = endpoint
+        self.socket_owner = socket_owner
+        """The uid a Unix ``endpoint``'s socket must belong to (None: any); it is never reached through a
+        symlink (:mod:`osgym.replicas.unix_socket`)."""
         self.read_retry = read_retry
         # The replica never compresses; asking for identity means an encoded answer is a protocol
         # error, never a small body that inflates past its cap in one decoding step.
@@ -139,7 +128,7 @@ class ControlClient:
         self._deadline: float | None = None
         self._ends: float | None = None  # when the request in progress must be over (monotonic)
         uds = endpoint[len("unix:"):] if endpoint.startswith("unix:") else None
-        transport = Transport(uds, lambda: self._ends)
+        transport = Transport(uds, lambda: self._ends, socket_owner)
         base = "http://replica" if uds else endpoint
         self._http = httpx.Client(base_url=base, transport=transport, headers=headers, timeout=timeouts.httpx())
 
@@ -245,14 +234,19 @@ class Replica:
         container: Any = None,
         timeouts: Timeouts = DEFAULT_TIMEOUTS,
         caps: ResponseCaps = DEFAULT_CAPS,
+        socket_owner: int | None = None,
+        confine_root_steps: bool = True,
     ):
         self.id = replica_id
+        self.confine_root_steps = confine_root_steps
+        """Root steps run with an empty bounding set (native replicas); OSWorld compatibility replicas keep
+        Docker's set for them, as their agent may sudo anyway."""
         self.host = host
         self.container = container
         self.state = ReplicaState.STARTING
         self.created_at = time.time()
         self.ready_at: float | None = None
-        self.api = ControlClient(endpoint, token, timeouts, caps)
+        self.api = ControlClient(endpoint, token, timeouts, caps, socket_owner=socket_owner)
         self.screen: tuple[int, int] = (0, 0)
         self.usage: Usage | None = None  # what the last lease used; set by the pool at release
 
@@ -339,31 +333,29 @@ class Replica:
         This is the worker's privileged path for setup and evaluator steps that need root
         (OSWorld's ``echo password | sudo -S ...``); the agent's account has no sudo, and the
         control server would run the command as the agent. ``sudo`` inside the command is a shim
-        that runs its command (``replica_images/server/rootbin/sudo``). The command gets the
-        container's capabilities only (native replicas: CAP_SETUID and CAP_SETGID). ``command``
-        and ``shell`` mean what they mean for :meth:`execute`.
+        that runs its command (``replica_images/server/rootbin/sudo``). The command keeps none of
+        capability (native replicas: uid 0 owns root's files, nothing more), runs at most
+        :data:`~osgym.replicas.execution.MAX_ROOT_STEP_S`, and its output is capped
+        (:mod:`osgym.replicas.execution`). ``command`` and ``shell`` mean what they mean for :meth:`execute`.
 
         Raises:
             ReplicaUnreachable: if the replica has no container handle or Docker fails.
         """
         if self.container is None:
             raise ReplicaUnreachable(f"replica {self.id}: no container handle for a root step")
-        if isinstance(command, str):
-            argv = ["/bin/sh", "-c", command] if shell is not False else shlex.split(command)
-        else:
-            argv = ["/bin/sh", "-c", " ".join(map(shlex.quote, command))] if shell else list(command)
-        argv = ["timeout", "--kill-after=2", f"{timeout:g}", *argv]
-        api = self.container.client.api
-        try:
-            eid = api.exec_create(self.container.id, argv, user="root", workdir="/home/user",
-                                  environment={"HOME": "/root", "PATH": ROOT_PATH})["Id"]
-            out, err = api.exec_start(eid, demux=True)
-            code = api.exec_inspect(eid)["ExitCode"]
-        except (docker.errors.DockerException, requests.exceptions.RequestException) as exc:
-            raise ReplicaUnreachable(f"replica {self.id}: root step failed in Docker: {exc}") from exc
-        status = "timeout" if code in (124, 137) else "success" if code == 0 else "error"
-        return ExecResult(status, (out or b"")[:MAX_ROOT_OUTPUT].decode("utf-8", "replace"),
-                          (err or b"")[:MAX_ROOT_OUTPUT].decode("utf-8", "replace"), int(code or 0))
+        return run_as_root(self.container, self.id, command, shell=shell, timeout=timeout,
+                           confine=self.confine_root_steps)
+
+    def launch_as_root(self, command: str | list[str], *, shell: bool | None = None) -> None:
+        """Start a task step's command as root and return at once (a ``launch`` step that uses ``sudo``),
+        without CAP_SETUID and CAP_SETGID as :meth:`execute_as_root`.
+
+        Raises:
+            ReplicaUnreachable: if the replica has no container handle or Docker fails.
+        """
+        if self.container is None:
+            raise ReplicaUnreachable(f"replica {self.id}: no container handle for a root step")
+        launch_as_root(self.container, self.id, command, shell=shell, confine=self.confine_root_steps)
 
     def launch(self, command: str | list[str], *, shell: bool | None = None) -> int:
         body: dict[str, Any] = {"command": command}

@@ -1,20 +1,23 @@
-"""Replica lifecycle events and the Parquet ``pool_events`` table.
+"""Replica lifecycle events, their recorder, and the Parquet ``pool_events`` table.
 
 Every event a pool records (created, ready, leased, released, faulted, removed,
-quarantined) is one :class:`PoolEvent`; :func:`events_table` turns a list of
-them into an Arrow table with the fixed :data:`POOL_EVENTS_SCHEMA`, and
-:func:`events_table` turns a pool's events into an Arrow table (the collection writes it as a sidecar).
+quarantined) is one :class:`PoolEvent`, kept in order by the pool's :class:`EventRecorder`
+(which also hands each to the pool's ``on_event`` sink); :func:`events_table` turns a pool's
+events into an Arrow table with the fixed :data:`POOL_EVENTS_SCHEMA` (the collection writes it as a sidecar).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import threading
+import time
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
 import pyarrow as pa
 
 from osgym.replicas.accounting import Usage
+from osgym.replicas.client import Replica
 
 EVENT_KINDS = ("created", "ready", "leased", "released", "faulted", "removed", "quarantined")
 """The lifecycle events a pool records."""
@@ -43,6 +46,42 @@ class PoolEvent:
     cause: str | None = None
     elapsed_s: float | None = None
     usage: Usage | None = None
+
+
+class EventRecorder:
+    """One pool's events, in the order they happened, each also handed to ``sink`` (from the pool's threads).
+
+    The pool, its provisioner and its health monitor share one recorder.
+
+    >>> rec = EventRecorder("p")
+    >>> rec.record("quarantined", host="h1", cause="docker unreachable").event, len(rec.events)
+    ('quarantined', 1)
+
+    Args:
+        pool: the pool's name, carried by every event.
+        sink: called with every event after it is kept; may be replaced at any time.
+    """
+
+    def __init__(self, pool: str, sink: Callable[[PoolEvent], None] | None = None) -> None:
+        self.pool = pool
+        self.sink = sink
+        self.events: list[PoolEvent] = []
+        self._lock = threading.Lock()
+
+    def record(self, event: str, replica_id: str = "", host: str = "", cause: str | None = None,
+               elapsed_s: float | None = None, usage: Usage | None = None) -> PoolEvent:
+        """Keep one event, stamped now, and hand it to the sink; returns it."""
+        ev = PoolEvent(time.time(), self.pool, replica_id, host, event, cause, elapsed_s, usage)
+        with self._lock:
+            self.events.append(ev)
+        if self.sink is not None:
+            self.sink(ev)
+        return ev
+
+    def replica(self, replica: Replica, event: str, cause: str | None = None, elapsed_s: float | None = None,
+                usage: Usage | None = None) -> PoolEvent:
+        """:meth:`record` an event of ``replica``, on its host."""
+        return self.record(event, replica.id, replica.host, cause, elapsed_s, usage)
 
 
 POOL_EVENTS_SCHEMA = pa.schema([

@@ -12,7 +12,7 @@ fences networked replicas in with this machine's firewall
 (:mod:`osgym.replicas.network`), which cannot reach another host's bridges.
 Publishing control ports on a remote host's network instead would expose them
 (and plaintext tokens) to that network, and its replicas would run unfenced. To
-use several machines, run a Prefect worker with a local pool on each (README,
+use several machines, run a Prefect worker with a local pool on each (docs/operations.md,
 "Production"); :meth:`DockerHost.resources` still reads a remote daemon's size for
 ``osgym pool plan``.
 """

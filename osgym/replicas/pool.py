@@ -16,6 +16,11 @@ The pool is composed of one part per concern:
 - :mod:`osgym.replicas.health`: :class:`HealthMonitor` probes idle replicas and quarantines
   failing hosts.
 - :mod:`osgym.replicas.reaper`: the labels, the owner identity, and :func:`reap`.
+- :mod:`osgym.replicas.spec` and :mod:`osgym.replicas.limits`: what every replica is made of
+  (:class:`~osgym.replicas.spec.ReplicaSpec`, the settings read once here); :class:`ReplicaLimits`.
+
+The pool makes the state its parts share and passes it to each: its registry and stats
+(:mod:`osgym.replicas.pool_state`), its :class:`~osgym.replicas.events.EventRecorder`, its lease queue.
 
 Recovery works in layers:
 
@@ -23,8 +28,8 @@ Recovery works in layers:
    so a hung replica raises ``ReplicaUnreachable`` within ``timeouts.read`` seconds;
 2. a replica that faults during a lease is discarded (``faulted`` event) and the
    caller retries the episode on a fresh one; a background health checker probes
-   idle replicas and replaces dead or hung ones; every OOM kill inside a replica is
-   recorded as a fault as Docker reports it (:class:`~osgym.replicas.health.OomWatcher`);
+   idle replicas and replaces dead or hung ones; an OOM kill inside a replica is recorded as a fault
+   as Docker reports it (:class:`~osgym.replicas.health.OomWatcher`) and ends its lease as one;
 3. a host whose recent failure rate crosses a threshold, or whose daemon stops
    answering, is quarantined: no new replicas go there (``quarantined`` event,
    :meth:`ReplicaPool.hosts_report`).
@@ -38,7 +43,6 @@ from __future__ import annotations
 
 import contextlib
 import shutil
-import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator, Sequence
@@ -50,35 +54,35 @@ import docker
 import docker.errors
 import requests.exceptions
 
-from osgym.errors import CapacityError, ConfigError, LeaseTimeout, PoolError, ReplicaError
+from osgym.errors import CapacityError, ConfigError, LeaseTimeout, PoolError, ReplicaError, ReplicaOomKilled
 from osgym.replicas import parking
-from osgym.replicas.accounting import Accountant, Usage
+from osgym.replicas.accounting import Accountant
 from osgym.replicas.client import DEFAULT_TIMEOUTS, Replica, ReplicaState, Timeouts
 from osgym.replicas.cost import DEFAULT_PROFILE, Profile
-from osgym.replicas.events import PoolEvent, events_table
-from osgym.replicas.health import HealthMonitor
-from osgym.replicas.hosts import DockerHost, as_hosts, check_runtime
+from osgym.replicas.events import EventRecorder, PoolEvent, events_table
+from osgym.replicas.health import OOM_CAUSE, HealthMonitor
+from osgym.replicas.hosts import DockerHost, as_hosts
 from osgym.replicas.lease_queue import LeaseQueue
-from osgym.replicas.network import EGRESS, ISOLATED, NETWORK_NAMES, ReplicaNetwork, prepare_network
-from osgym.replicas.provision import COMPAT_CAP_DROP, CONTROL_PORT, PoolStats, Provisioner, ReplicaLimits, limits_for
+from osgym.replicas.limits import ReplicaLimits, limits_for
+from osgym.replicas.network import ReplicaNetwork
+from osgym.replicas.pool_state import PoolStats, ReplicaRegistry
+from osgym.replicas.provision import COMPAT_CAP_DROP, CONTROL_PORT, Provisioner
 from osgym.replicas.reaper import (
     OWNER_LABEL,
     POOL_LABEL,
     REPLICA_LABEL,
     RUN_DIR_LABEL,
     default_run_dir,
-    ensure_private_dir,
     owner_alive,
     owner_id,
     reap,
 )
-from osgym.settings import settings
+from osgym.replicas.spec import ReplicaSpec
+from osgym.sigterm import signals_held
 
-__all__ = [
-    "POOL_LABEL", "REPLICA_LABEL", "OWNER_LABEL", "RUN_DIR_LABEL", "CONTROL_PORT", "PoolEvent", "PoolStats",
-    "ReplicaLimits", "ReplicaPool", "events_table", "limits_for", "reap", "default_run_dir", "owner_id",
-    "owner_alive", "COMPAT_CAP_DROP",
-]
+__all__ = ["POOL_LABEL", "REPLICA_LABEL", "OWNER_LABEL", "RUN_DIR_LABEL", "CONTROL_PORT", "PoolEvent", "PoolStats",
+           "ReplicaLimits", "ReplicaPool", "events_table", "limits_for", "reap", "default_run_dir", "owner_id",
+           "owner_alive", "COMPAT_CAP_DROP"]
 
 
 class ReplicaPool:
@@ -130,8 +134,8 @@ class ReplicaPool:
             replica.
 
     Raises:
-        ConfigError: if ``size``, ``standby`` or ``transport`` is out of range, or a host is not a Docker
-            daemon on this machine.
+        ConfigError: if ``size``, ``standby``, ``transport`` or ``assets_dir`` is out of range, a host is not a
+            Docker daemon on this machine, or an ``OSGYM_*`` setting is not valid (read once, here).
         PoolError: if every Docker host is unreachable.
     """
 
@@ -167,37 +171,25 @@ class ReplicaPool:
             raise ConfigError(f"size: expected >= 1, actual {size}")
         if standby < 0:
             raise ConfigError(f"standby: expected >= 0, actual {standby}")
-        if transport not in ("unix", "tcp"):
-            raise ConfigError(f"transport: expected unix or tcp, actual {transport!r}")
         self.image = image
         self.size = size
         self.standby = standby
         self.name = name or f"osgym-{uuid.uuid4().hex[:8]}"
-        self.limits = limits
-        self.screen = screen
-        self.compat = compat
-        if assets_dir is not None:
-            if not compat:
-                raise ConfigError("assets_dir: only compatibility replicas mount the asset cache (compat=True); "
-                                  "osgym's own setup steps read it on the host")
-            if not Path(assets_dir).is_dir():
-                raise ConfigError(f"assets_dir: {str(assets_dir)!r:.300} is not a directory (expected a local "
-                                  "asset cache, filled by osgym tasks fetch-assets)")
-        self.assets_dir = Path(assets_dir).resolve() if assets_dir is not None else None
-        self.memory_merge = memory_merge
-        self.runtime = runtime or settings().replica_runtime
-        self.transport = "tcp" if compat else transport
-        self.egress = egress
-        # networked replicas never join Docker's default bridge: osgym's own networks, fenced by host rules
-        self.network_kind = EGRESS if egress else ISOLATED if self.transport == "tcp" else None
-        self.network_name = NETWORK_NAMES[self.network_kind] if self.network_kind else None
+        self.owner = owner_id()
+        self.run_dir = (run_dir or default_run_dir()) / self.name
+        self.spec = ReplicaSpec.for_pool(
+            image, self.name, owner=self.owner, run_dir=self.run_dir, screen=screen, limits=limits, egress=egress,
+            transport=transport, compat=compat, assets_dir=assets_dir, memory_merge=memory_merge, runtime=runtime,
+            timeouts=timeouts, start_timeout=start_timeout)
+        self.limits, self.screen, self.compat, self.egress = limits, screen, compat, egress
+        self.memory_merge, self.assets_dir = memory_merge, self.spec.assets_dir
+        self.runtime, self.transport = self.spec.runtime, self.spec.transport
+        self.network_kind, self.network_name = self.spec.network_kind, self.spec.network_name
         self.networks: dict[str, ReplicaNetwork] = {}
         self.force = force
         self.health_interval = health_interval
         self.start_timeout = start_timeout
         self.timeouts = timeouts
-        self.run_dir = (run_dir or default_run_dir()) / self.name
-        self.on_event = on_event
         threads = size + standby + 4
         if hosts is None:
             client = docker_client or docker.from_env(max_pool_size=threads * 2)
@@ -209,9 +201,10 @@ class ReplicaPool:
             raise ConfigError(f"hosts: expected Docker daemons on this machine (unix://), actual {remote}: a pool "
                               "reaches its replicas through this machine's sockets and loopback, and fences their "
                               "networks with this machine's firewall, so remote (tcp://, ssh://) daemons are not "
-                              "supported; run a worker with a local pool on each host (README: Production)")
-        self.owner = owner_id()
-        self.events: list[PoolEvent] = []
+                              "supported; run a worker with a local pool on each host (docs/operations.md, "
+                              "\"Production\")")
+        self.recorder = EventRecorder(self.name, on_event)
+        self.events = self.recorder.events
         unreachable: dict[str, str] = {}
         for h in self.hosts:
             try:
@@ -225,18 +218,18 @@ class ReplicaPool:
         self.docker = next(h.client for h in self.hosts if h.name not in unreachable)
         self.host_name = self.hosts[0].name
         self.stats = PoolStats()
+        self.registry = ReplicaRegistry(self.hosts)
         self._ready: LeaseQueue[Replica] = LeaseQueue()
-        self._all: dict[str, Replica] = {}
-        self._host_of: dict[str, DockerHost] = {}
-        self._placed: dict[str, int] = {h.name: 0 for h in self.hosts}
-        self._slots = 0  # replicas alive or being started
-        self._lock = threading.RLock()
-        self._closed = False
+        self._draining = False
         self._started = False
-        self.health = HealthMonitor(self, health_interval)
         self.accountant = Accountant(sample_interval)
         self.profile = profile or DEFAULT_PROFILE
-        self.provisioner = Provisioner(self, start_concurrency)
+        self.health = HealthMonitor(self.name, health_interval, registry=self.registry, ready=self._ready,
+                                    stats=self.stats, recorder=self.recorder, accountant=self.accountant,
+                                    probe_timeout=timeouts.health, replace=self._discard, refill=self._refill)
+        self.provisioner = Provisioner(self.spec, target=self.target, start_concurrency=start_concurrency,
+                                       registry=self.registry, ready=self._ready, stats=self.stats,
+                                       recorder=self.recorder, accountant=self.accountant, health=self.health)
         for h in self.hosts:
             if h.name in unreachable:
                 h.capacity = 0
@@ -259,6 +252,20 @@ class ReplicaPool:
         """Replicas the pool keeps alive: ``size + standby``."""
         return self.size + self.standby
 
+    @property
+    def closed(self) -> bool:
+        """Whether :meth:`close` was called."""
+        return self.registry.closed
+
+    @property
+    def on_event(self) -> Callable[[PoolEvent], None] | None:
+        """Called with every :class:`PoolEvent`, from the pool's threads; may be replaced at any time."""
+        return self.recorder.sink
+
+    @on_event.setter
+    def on_event(self, sink: Callable[[PoolEvent], None] | None) -> None:
+        self.recorder.sink = sink
+
     def plan(self) -> dict[str, int]:
         """Each host's planned capacity (replicas), computed once from its resources and the limits."""
         kw = {"mem_limit_mib": self.limits.mem_mib, "profile": self.profile}
@@ -273,6 +280,7 @@ class ReplicaPool:
                 (:func:`osgym.replicas.network.prepare_network`).
             PoolError: if fewer than ``size`` replicas become ready.
             ConfigError: if the run directory belongs to another user or others may write it.
+            KeyboardInterrupt: on Ctrl-C while replicas start (``SystemExit`` on SIGTERM): the pool is closed first.
         """
         if self._started:
             return
@@ -280,49 +288,49 @@ class ReplicaPool:
         if self.target > planned and not self.force:
             raise CapacityError(f"pool {self.name}: {self.target} replicas requested, hosts hold {planned} "
                                 f"({self.plan()}); pass force=True to overcommit")
-        if self.runtime is not None:
-            for h in self.hosts:
-                if not h.quarantined:
-                    check_runtime(h.client, h.name, self.runtime)
-        ensure_private_dir(self.run_dir.parent)
-        ensure_private_dir(self.run_dir)
-        if self.network_kind is not None:
-            for h in self.hosts:
-                if not h.quarantined:
-                    self.networks[h.name] = prepare_network(h.client, self.network_kind)
+        self.networks = self.provisioner.prepare()
         self._started = True
-        (self.run_dir / "owner").write_text(self.owner)
-        futures = self._refill()
-        self.health.start()
-        self.accountant.start()
-        if wait:
-            errors = [exc for f in futures if (exc := f.exception()) is not None]
-            if len(errors) > self.standby:
-                self.close()
-                ok = len(futures) - len(errors)
-                raise PoolError(f"only {ok} of {len(futures)} replicas started: {errors[0]}") from errors[0]
+        try:
+            (self.run_dir / "owner").write_text(self.owner)
+            futures = self._refill()
+            self.health.start()
+            self.accountant.start()
+            errors = [exc for f in futures if (exc := f.exception()) is not None] if wait else []
+        except BaseException:  # Ctrl-C or SIGTERM while they start: `with` calls no __exit__ when __enter__ raises
+            self.close()
+            raise
+        if len(errors) > self.standby:
+            self.close()
+            ok = len(futures) - len(errors)
+            raise PoolError(f"only {ok} of {len(futures)} replicas started: {errors[0]}") from errors[0]
 
     def close(self) -> None:
-        """Remove every replica of this pool and its run directory. Idempotent."""
-        if self._closed:
+        """Remove every replica of this pool and its run directory. Idempotent. A Ctrl-C or SIGTERM meanwhile is
+        acted on once they are gone: stopping halfway would leave replicas that only ``osgym pool reap`` removes."""
+        if self.registry.closed:
             return
-        self._closed = True
-        self._ready.close()  # leases waiting for a replica raise PoolError now, not at their timeout
-        self.health.stop(wait=False)
-        self.provisioner.stop_starting()
-        self.health.stop()
-        with self._lock:
-            replicas = list(self._all.values())
-        self.provisioner.remove_all(replicas, "pool closed")
-        self.accountant.stop()
-        for h in self.hosts:  # anything a failed start left; a dead host's leftovers wait for the reaper
-            if h.client is None:
-                continue
-            try:
-                reap(h.client, pool=self.name, run_dir=self.run_dir.parent)
-            except (docker.errors.DockerException, requests.exceptions.RequestException) as exc:
-                self.health.quarantine(h, f"docker unreachable at close: {exc}")
-        shutil.rmtree(self.run_dir, ignore_errors=True)
+        with signals_held():
+            self.registry.closed = True
+            self._ready.close()  # leases waiting for a replica raise PoolError now, not at their timeout
+            self.health.stop(wait=False)
+            self.provisioner.stop_starting()
+            self.health.stop()
+            self.provisioner.remove_all(self.registry.replicas(), "pool closed")
+            self.accountant.stop()
+            for h in self.hosts:  # anything a failed start left; a dead host's leftovers wait for the reaper
+                if h.client is None:
+                    continue
+                try:
+                    reap(h.client, pool=self.name, run_dir=self.run_dir.parent)
+                except (docker.errors.DockerException, requests.exceptions.RequestException) as exc:
+                    self.health.quarantine(h, f"docker unreachable at close: {exc}")
+            shutil.rmtree(self.run_dir, ignore_errors=True)
+
+    def drain(self) -> None:
+        """Stop leasing and replacing (a server that stops): leases waiting or to come raise ``PoolError`` at
+        once, and replicas given back are removed without a replacement. Leased ones stay with their holders."""
+        self._draining = True
+        self._ready.close()
 
     # ---- leasing ------------------------------------------------------------
     @contextlib.contextmanager
@@ -335,18 +343,19 @@ class ReplicaPool:
         Raises:
             LeaseTimeout: if no replica becomes ready within ``timeout`` seconds (retryable).
             PoolError: if the pool is closed.
+            ReplicaOomKilled: if a process in the replica was killed at its memory limit during the
+                block: what the block did there does not stand (the kill is recorded once, as a fault).
         """
         replica = self.acquire(timeout)
         try:
             yield replica
-        except ReplicaError as exc:
-            self.release(replica, fault=f"{type(exc).__name__}: {exc}")
+        except BaseException as exc:
+            self.release(replica, fault=f"{type(exc).__name__}: {exc}" if isinstance(exc, ReplicaError) else None)
             raise
-        except BaseException:
-            self.release(replica)
-            raise
-        else:
-            self.release(replica)
+        if self.health.oom.killed_in_lease(replica):
+            self.release(replica, fault=OOM_CAUSE, recorded=True)
+            raise ReplicaOomKilled(f"replica {replica.id} on {replica.host}: {OOM_CAUSE} during the lease")
+        self.release(replica)
 
     def acquire(self, timeout: float = 30.0) -> Replica:
         """Take a ready replica from the lease queue (see :meth:`lease`); leases that wait are served first come,
@@ -355,10 +364,10 @@ class ReplicaPool:
         Raises:
             LeaseTimeout: if no replica is ready within ``timeout`` (a :class:`ReplicaError`, so the
                 episode is retried).
-            PoolError: if the pool is closed, or no replica was ready in time and every host is
+            PoolError: if the pool is closed or draining, or no replica was ready in time and every host is
                 quarantined (no replica can come: retrying would only wait again).
         """
-        if self._closed:
+        if self.registry.closed:
             raise PoolError(f"pool {self.name} is closed")
         if not self._started:
             self.start(wait=False)
@@ -376,11 +385,13 @@ class ReplicaPool:
             # one wait for the whole remaining time: the lease queue serves waiters in arrival order, and a
             # waiter that gave up and asked again would go to the back of the line
             replica = self._ready.get(remaining, first=skipped)
+            if self._draining:  # woken by drain(), or handed an idle replica: it stays for close() to remove
+                raise PoolError(f"pool {self.name} is draining: it leases no more replicas")
             if replica is None:
-                if self._closed:
+                if self.registry.closed:
                     raise PoolError(f"pool {self.name} is closed")
                 continue
-            with self._lock:
+            with self.registry.lock:
                 if replica.state is not ReplicaState.READY:
                     skipped = True  # faulted by the health checker while it waited: wait again, still first
                     continue
@@ -389,30 +400,31 @@ class ReplicaPool:
                 self.stats.acquire_s.append(time.monotonic() - t0)
             replica.usage = None
             self.accountant.lease_started(replica.id)
-            self._event(replica, "leased")
+            self.health.oom.lease_started(replica)
+            self.recorder.replica(replica, "leased")
             return replica
 
-    def release(self, replica: Replica, fault: str | None = None) -> None:
+    def release(self, replica: Replica, fault: str | None = None, *, recorded: bool = False) -> None:
         """Give a replica back: it is removed in the background and a replacement starts.
 
-        With ``fault``, the replica is recorded as faulted with that cause, and its
-        host's failure rate goes up. What the lease used (CPU, memory, network) is left in
-        ``replica.usage`` (None where the cgroup cannot be read).
+        With ``fault``, the replica is recorded as faulted with that cause, and its host's failure rate goes
+        up, unless the fault was ``recorded`` already (an OOM kill). What the lease used (CPU, memory,
+        network) is left in ``replica.usage`` (None where the cgroup cannot be read).
         """
-        with self._lock:
+        with self.registry.lock:
             if replica.state not in (ReplicaState.LEASED, ReplicaState.READY):
                 return  # already given back
             leased = replica.state is ReplicaState.LEASED
             replica.state = ReplicaState.FAULTED if fault else ReplicaState.CLOSED
         if leased:
             replica.usage = self.accountant.lease_ended(replica.id)
-        host = self._host_of.get(replica.id)
-        if fault:
+        host = self.registry.host_of(replica.id)
+        if fault and not recorded:
             self.stats.faulted += 1
-            self._event(replica, "faulted", fault)
-        else:
-            self._event(replica, "released")
-        if host is not None:
+            self.recorder.replica(replica, "faulted", fault)
+        elif not fault:
+            self.recorder.replica(replica, "released")
+        if host is not None and not recorded:
             self.health.host_outcome(host, ok=fault is None)
         self._discard(replica, fault or "reset")
 
@@ -427,52 +439,36 @@ class ReplicaPool:
     def _discard(self, replica: Replica, cause: str) -> None:
         """Free the replica's slot now, remove its container in the background, start a replacement."""
         replica.close()
-        with self._lock:
-            if replica.id in self._all:
-                self._slots -= 1
-        if self._closed:
+        self.registry.free_slot(replica.id)
+        if self.registry.closed:
             return
         if self.provisioner.remove_later(replica, cause):
             self._refill()
 
     def _refill(self) -> list[Future[Replica]]:
-        """Start replicas until ``size + standby`` are alive or starting."""
-        return self.provisioner.refill()
+        """Start replicas until ``size + standby`` are alive or starting (none once draining)."""
+        return [] if self._draining else self.provisioner.refill()
 
     # ---- health -------------------------------------------------------------
     def check_health(self, batch: int = 32) -> int:
-        """Probe up to ``batch`` idle ready replicas (least recently checked first); replace the dead or hung.
-
-        Also restarts replicas lost to failed starts. Returns the number of replicas faulted.
-        """
+        """Probe idle replicas and replace the dead or hung (:meth:`HealthMonitor.check`); returns how many faulted."""
         return self.health.check(batch)
 
     def hosts_report(self) -> list[dict[str, Any]]:
         """Per host: url, planned capacity, replicas placed, recent failure rate, quarantine reason."""
         return self.health.hosts_report()
 
-    # ---- events -------------------------------------------------------------
-    def _event(self, replica: Replica, event: str, cause: str | None = None, elapsed_s: float | None = None,
-               usage: Usage | None = None) -> None:
-        self._record(PoolEvent(time.time(), self.name, replica.id, replica.host, event, cause, elapsed_s, usage))
-
-    def _record(self, ev: PoolEvent) -> None:
-        with self._lock:
-            self.events.append(ev)
-        if self.on_event is not None:
-            self.on_event(ev)
-
+    # ---- counts -------------------------------------------------------------
     @property
     def live(self) -> int:
         """Replicas that currently exist (starting, ready or leased)."""
-        with self._lock:
-            return len(self._all)
+        return len(self.registry)
 
     @property
     def healthy(self) -> int:
         """Replicas that passed their readiness check and have not faulted (ready or leased)."""
-        with self._lock:
-            return sum(r.state in (ReplicaState.READY, ReplicaState.LEASED) for r in self._all.values())
+        with self.registry.lock:  # states change under it: one consistent count
+            return sum(r.state in (ReplicaState.READY, ReplicaState.LEASED) for r in self.registry.replicas())
 
     @property
     def waiting(self) -> int:

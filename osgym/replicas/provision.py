@@ -5,11 +5,15 @@ capacity, creates the container with the pool's limits, labels and network (none
 osgym's fenced networks: :mod:`osgym.replicas.network`), hands it its token (a file in its
 bind-mounted run directory, or with the TCP transport a file copied into the container before
 it starts: never its environment, which ``docker inspect`` shows), and polls it until
-``/health`` answers and a
-screenshot is non-empty. A failed start is retried on a fresh container (up to three
-tries, :func:`osgym.retrying.retrying`); its host's failure rate goes up, and an
-unreachable daemon quarantines the host. The pool owns one provisioner and keeps the
-replica registry it fills.
+``/health`` answers and a screenshot is non-empty. A failed start is retried on a fresh
+container (up to three tries, :func:`osgym.retrying.retrying`); its host's failure rate goes
+up, and an unreachable daemon quarantines the host. Before the first start it prepares the
+hosts (:meth:`Provisioner.prepare`: the runtime, the run directory, the network).
+
+The pool owns one provisioner and passes it what every replica is made of
+(:class:`~osgym.replicas.spec.ReplicaSpec`, the operator's settings read once, when the pool is made)
+and the state it shares: the registry the provisioner fills (:mod:`osgym.replicas.pool_state`),
+the event recorder, the lease queue, the accountant and the health monitor.
 """
 
 from __future__ import annotations
@@ -23,45 +27,45 @@ import tarfile
 import time
 import uuid
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import docker.errors
 import requests.exceptions
 
 from osgym.errors import PoolError, ReplicaError, ReplicaStartTimeout, ReplicaUnreachable
+from osgym.replicas.accounting import Accountant
+from osgym.replicas.accounts import AGENT_GID, AGENT_HOME, AGENT_UID, SERVER_GID, SERVER_UID
 from osgym.replicas.client import Replica, ReplicaState
-from osgym.replicas.events import PoolEvent
-from osgym.replicas.hosts import DockerHost
+from osgym.replicas.events import EventRecorder
+from osgym.replicas.health import HealthMonitor
+from osgym.replicas.hosts import DockerHost, check_runtime
+from osgym.replicas.lease_queue import LeaseQueue
 from osgym.replicas.loopback import CONTROL_PORT, DEVTOOLS_PORT, allocate_loopback, free_loopback
-from osgym.replicas.network import container_sysctls
-from osgym.replicas.reaper import OWNER_LABEL, POOL_LABEL, REPLICA_LABEL, RUN_DIR_LABEL
+from osgym.replicas.network import ReplicaNetwork, container_sysctls, prepare_network
+from osgym.replicas.pool_state import PoolStats, ReplicaRegistry
+from osgym.replicas.reaper import OWNER_LABEL, POOL_LABEL, REPLICA_LABEL, RUN_DIR_LABEL, ensure_private_dir
+from osgym.replicas.spec import ReplicaSpec
 from osgym.retrying import retrying
-from osgym.settings import settings
 
-if TYPE_CHECKING:
-    from osgym.replicas.pool import ReplicaPool
-
-__all__ = ["CONTROL_PORT", "COMPAT_CAP_DROP", "CTL_MOUNT", "NATIVE_CAP_ADD", "SERVER_UID", "TIER_LIMITS", "PoolStats",
-           "Provisioner", "ReplicaLimits", "limits_for"]
+__all__ = ["CONTROL_PORT", "COMPAT_CAP_DROP", "CTL_MOUNT", "NATIVE_CAP_ADD", "SERVER_UID", "Provisioner"]
 
 START_ATTEMPTS = 3
 """Containers tried per replica slot before the start counts as failed."""
 
-SERVER_UID = SERVER_GID = 990
-"""The control server's account inside the image (`osgym`, replica_images/desktop/Dockerfile)."""
-
-NATIVE_CAP_ADD = ["SETUID", "SETGID"]
+NATIVE_CAP_ADD = ["SETUID", "SETGID", "SETPCAP"]
 """The only capabilities a native replica keeps. The entry point starts as root and drops to
-`osgym` keeping these two, to start the desktop and the agent's commands as `user` and to touch
-files as `user` (server/uids.py); processes it starts as `user` get none (no-new-privileges)."""
+`osgym` keeping SETUID and SETGID, to start the desktop and the agent's commands as `user` and to
+touch files as `user` (server/uids.py); processes it starts as `user` get none (no-new-privileges).
+SETPCAP is only for root steps (``docker exec --user root``), which use it to empty their own
+bounding set before the task's command runs (:mod:`osgym.replicas.execution`): without it a root
+step could not drop SETUID, and with SETUID it could become the server and reach its run directory."""
 
 CTL_MOUNT = "/run/osgym/ctl"
-ASSETS_MOUNT = "/run/osgym/assets"
-"""Where a compatibility replica sees the pool's ``assets_dir`` (read-only), for ``/setup/download_file``."""
 """Where the replica's run directory is mounted: below the server's own directory (mode 0700,
 `osgym`), so the agent's account cannot reach it even when its uid owns the host directory."""
+ASSETS_MOUNT = "/run/osgym/assets"
+"""Where a compatibility replica sees the pool's ``assets_dir`` (read-only), for ``/setup/download_file``."""
 
 COMPAT_CAP_DROP = ["NET_RAW", "MKNOD", "SYS_CHROOT", "SETFCAP", "NET_BIND_SERVICE"]
 """Capabilities removed from Docker's default set in OSWorld compatibility mode.
@@ -71,98 +75,75 @@ AUDIT_WRITE) is what ``sudo`` and package-style task setup need; raw sockets,
 device nodes, chroot and file capabilities go."""
 
 
-@dataclass(frozen=True)
-class ReplicaLimits:
-    """Per-replica resource limits, applied as Docker limits."""
-
-    mem_mib: int = 512
-    cpus: float = 1.0
-    pids: int = 512
-    shm_mib: int = 64
-    tmp_mib: int = 256
-    """Size of ``/tmp``, a tmpfs: what the agent (or a recording) can fill there. Its pages
-    count against ``mem_mib``, as ``/dev/shm``'s do."""
-    log_mib: int = 4
-    """Size of each of the two json-file logs Docker keeps of the container's output."""
-    disk_mib: int | None = None
-    """Size of the container's writable layer (Docker's ``storage_opt size``), which holds
-    the home directory. ``None`` leaves it unbounded: only some storage drivers support it
-    (overlay2 on xfs mounted with ``pquota``, btrfs, zfs), and Docker refuses to create the
-    container on the others. Unset here, ``OSGYM_REPLICA_DISK_MIB`` gives it."""
-    swap_mib: int | None = None
-    """Swap the replica may use beyond ``mem_mib``: its cold pages move there under the host's memory
-    pressure. ``None`` takes ``OSGYM_REPLICA_SWAP_MIB`` (default 0, no swap). Meant for zram, compressed
-    swap in memory (:mod:`osgym.replicas.zram`); on a disk, an agent's memory would reach the disk."""
-
-
-TIER_LIMITS: dict[str, ReplicaLimits] = {
-    "desktop": ReplicaLimits(),
-    # Measured with bench/bench_apps_tier.py (cgroup memory usage, page cache included, medians of 3):
-    # the XFCE session idles at 165 MiB; with Chromium (one tab) and Calc open, 473 MiB (peak 479),
-    # within 40 MiB of the default 512 MiB limit before a page is loaded or a second app opens.
-    # 1536 MiB leaves room for a few tabs plus GIMP or Thunderbird. pids_limit counts threads:
-    # 132 with Chromium + Calc, so 1024 leaves room for more apps without lifting the fork-bomb cap.
-    "apps": ReplicaLimits(mem_mib=1536, pids=1024),
-}
-"""Per-tier defaults: the image's apps decide how much memory and how many threads a replica needs."""
-
-
-def limits_for(tier: str) -> ReplicaLimits:
-    """The default :class:`ReplicaLimits` for an image tier (``desktop``'s for an unknown one)."""
-    return TIER_LIMITS.get(tier, ReplicaLimits())
-
-
-@dataclass
-class PoolStats:
-    """What a pool has done so far: counts of lifecycle events, and start and acquire latencies."""
-
-    started: int = 0
-    ready: int = 0
-    leased: int = 0
-    faulted: int = 0
-    removed: int = 0
-    start_failures: int = 0
-    start_s: list[float] = field(default_factory=list)
-    acquire_s: list[float] = field(default_factory=list)
-    phases: list[dict[str, float]] = field(default_factory=list)
-    """Per started replica, seconds spent in: create, start, socket (until the control socket exists),
-    health (until /health answers), screenshot (first non-empty screenshot)."""
-
-
 REPLICA_HOSTNAME = "osgym"
 """Every replica's host name. Shell prompts and terminal titles show it, so with Docker's default (the
 container id) two replicas set up from one task and seed would not start from the same screen."""
+
 
 class Provisioner:
     """Starts and removes one pool's containers, in background threads.
 
     Args:
-        pool: the pool whose image, limits, screen, transport and timeouts are used, and whose
-            registry (``_all``, ``_host_of``, ``_placed``, ``_slots``) the replicas are entered in.
+        spec: what every replica is made of.
+        target: replicas the pool keeps alive or starting (``size + standby``).
         start_concurrency: containers started at once.
+        registry: the pool's registry, which started replicas are entered in and removed ones leave.
+        ready: the pool's lease queue, which replicas join once ready.
+        stats: the pool's counts and latencies.
+        recorder: the pool's event recorder.
+        accountant: the pool's cgroup accounting, which tracks each replica from its start to its removal.
+        health: the pool's health monitor: told of each ready and removed replica, and of each failure of a host.
     """
 
-    def __init__(self, pool: ReplicaPool, start_concurrency: int):
-        self.pool = pool
-        threads = pool.size + pool.standby + 4
-        self._starter = ThreadPoolExecutor(max_workers=max(1, min(start_concurrency, threads)),
-                                           thread_name_prefix=f"{pool.name}-start")
-        self._remover = ThreadPoolExecutor(max_workers=4, thread_name_prefix=f"{pool.name}-rm")
+    def __init__(self, spec: ReplicaSpec, *, target: int, start_concurrency: int, registry: ReplicaRegistry,
+                 ready: LeaseQueue[Replica], stats: PoolStats, recorder: EventRecorder, accountant: Accountant,
+                 health: HealthMonitor):
+        self.spec = spec
+        self.target = target
+        self.registry = registry
+        self.ready = ready
+        self.stats = stats
+        self.recorder = recorder
+        self.accountant = accountant
+        self.health = health
+        self._starter = ThreadPoolExecutor(max_workers=max(1, min(start_concurrency, target + 4)),
+                                           thread_name_prefix=f"{spec.pool_name}-start")
+        self._remover = ThreadPoolExecutor(max_workers=4, thread_name_prefix=f"{spec.pool_name}-rm")
+
+    def prepare(self) -> dict[str, ReplicaNetwork]:
+        """Make each host that is not quarantined ready for the replicas, before any starts: their runtime known to
+        its daemon, the pool's run directory private, their network and its host firewall rules; returns the
+        networks by host name.
+
+        Raises:
+            ConfigError: if a daemon does not know the runtime, or the run directory belongs to another user or
+                others may write it.
+            PoolError: if a network or its host firewall rules cannot be set up
+                (:func:`osgym.replicas.network.prepare_network`).
+        """
+        spec, hosts = self.spec, [h for h in self.registry.hosts if not h.quarantined]
+        if spec.runtime is not None:
+            for h in hosts:
+                check_runtime(h.client, h.name, spec.runtime)
+        ensure_private_dir(spec.run_dir.parent)
+        ensure_private_dir(spec.run_dir)
+        kind = spec.network_kind
+        return {} if kind is None else {h.name: prepare_network(h.client, kind) for h in hosts}
 
     # ---- slots ---------------------------------------------------------------
     def refill(self) -> list[Future[Replica]]:
         """Start replicas until ``size + standby`` are alive or starting."""
-        pool = self.pool
+        reg = self.registry
         futures: list[Future[Replica]] = []
-        with pool._lock:
-            if pool._closed:
+        with reg.lock:
+            if reg.closed:
                 return futures
-            while pool._slots < pool.target:
-                pool._slots += 1
+            while reg.slots < self.target:
+                reg.slots += 1
                 try:
                     futures.append(self._starter.submit(self.start_with_retry))
                 except RuntimeError:  # executor shut down
-                    pool._slots -= 1
+                    reg.slots -= 1
                     break
         return futures
 
@@ -185,13 +166,14 @@ class Provisioner:
 
     def _pick_host(self) -> DockerHost:
         """The non-quarantined host with the most free planned capacity, proportionally."""
-        pool = self.pool
-        with pool._lock:
-            live = [h for h in pool.hosts if not h.quarantined]
+        reg = self.registry
+        with reg.lock:
+            live = [h for h in reg.hosts if not h.quarantined]
             if not live:
-                raise PoolError(f"pool {pool.name}: every host is quarantined: {pool.hosts_report()}")
-            host = min(live, key=lambda h: (pool._placed[h.name] + 1) / max(h.capacity or 1, 1))
-            pool._placed[host.name] += 1
+                raise PoolError(f"pool {self.spec.pool_name}: every host is quarantined: "
+                                f"{self.health.hosts_report()}")
+            host = min(live, key=lambda h: (reg.placed[h.name] + 1) / max(h.capacity or 1, 1))
+            reg.placed[host.name] += 1
             return host
 
     def start_with_retry(self, attempts: int = START_ATTEMPTS) -> Replica:
@@ -201,20 +183,19 @@ class Provisioner:
             ReplicaError: the last start failure.
             PoolError: if the pool closed, or every host is quarantined.
         """
-        pool = self.pool
+        reg = self.registry
 
         def retry_start(exc: BaseException) -> bool:
-            return isinstance(exc, ReplicaError) and not pool._closed
+            return isinstance(exc, ReplicaError) and not reg.closed
 
         try:
             for attempt in retrying(attempts=attempts, on=retry_start):
                 with attempt:
-                    if pool._closed:
-                        raise PoolError(f"pool {pool.name} is closed")
+                    if reg.closed:
+                        raise PoolError(f"pool {self.spec.pool_name} is closed")
                     return self.start_one(self._pick_host())
         except BaseException:
-            with pool._lock:
-                pool._slots -= 1
+            reg.free_slot()
             raise
         raise AssertionError("unreachable: retrying returns or raises")  # pragma: no cover
 
@@ -223,47 +204,47 @@ class Provisioner:
         """``create_container`` arguments: environment, labels, ports, and ``host_kw`` for the host config.
 
         It is not given the token: whatever goes in here, ``docker inspect`` shows."""
-        pool = self.pool
-        env = {"OSGYM_SCREEN": f"{pool.screen[0]}x{pool.screen[1]}"}
-        if not pool.memory_merge:
+        spec, limits = self.spec, self.spec.limits
+        env = {"OSGYM_SCREEN": f"{spec.screen[0]}x{spec.screen[1]}"}
+        if not spec.memory_merge:
             env["OSGYM_KSM"] = "0"
-        cfg = settings()  # read once per container: it parses the environment
-        swap_mib = pool.limits.swap_mib if pool.limits.swap_mib is not None else cfg.replica_swap_mib
         host_kw: dict[str, Any] = dict(
-            mem_limit=f"{pool.limits.mem_mib}m", memswap_limit=f"{pool.limits.mem_mib + swap_mib}m",
-            nano_cpus=int(pool.limits.cpus * 1e9), pids_limit=pool.limits.pids,
-            shm_size=f"{pool.limits.shm_mib}m", init=True,
+            mem_limit=f"{limits.mem_mib}m", memswap_limit=f"{limits.mem_mib + spec.swap_mib}m",
+            nano_cpus=int(limits.cpus * 1e9), pids_limit=limits.pids,
+            shm_size=f"{limits.shm_mib}m", init=True,
             # never Docker's default bridge: osgym's own fenced network, or none (osgym.replicas.network)
-            network_mode=pool.network_name or "none",
+            network_mode=spec.network_name or "none",
             # What an agent can fill on the host: /tmp (a bounded tmpfs; exec, as a disk /tmp allows)
             # and the container's log, rotated. The writable layer only where the driver can bound it.
-            tmpfs={"/tmp": f"rw,exec,nosuid,nodev,size={pool.limits.tmp_mib}m,mode=1777"},
+            tmpfs={"/tmp": f"rw,exec,nosuid,nodev,size={limits.tmp_mib}m,mode=1777"},
             log_config={"Type": "json-file",
-                        "Config": {"max-size": f"{pool.limits.log_mib}m", "max-file": "2"}},
+                        "Config": {"max-size": f"{limits.log_mib}m", "max-file": "2"}},
         )
-        if pool.runtime is not None:
-            host_kw["runtime"] = pool.runtime
-        if pool.network_name:
+        if spec.runtime is not None:
+            host_kw["runtime"] = spec.runtime
+        if spec.network_name:
             host_kw["sysctls"] = container_sysctls()
-        disk_mib = pool.limits.disk_mib if pool.limits.disk_mib is not None else cfg.replica_disk_mib
-        if disk_mib is not None:
-            host_kw["storage_opt"] = {"size": f"{disk_mib}m"}
+        if limits.home_mib is not None:  # `user`'s (uid 1000): the server fills it as `user`, its root cannot
+            host_kw["tmpfs"][AGENT_HOME] = (f"rw,exec,nosuid,nodev,size={limits.home_mib}m,uid={AGENT_UID},"
+                                            f"gid={AGENT_GID},mode=0755")
+        if spec.disk_mib is not None:
+            host_kw["storage_opt"] = {"size": f"{spec.disk_mib}m"}
         create_kw: dict[str, Any] = {}
-        if pool.compat:
+        if spec.compat:
             env["OSGYM_COMPAT"] = "1"
             env["OSGYM_LISTEN"] = f"tcp:0.0.0.0:{CONTROL_PORT}"
             host_kw["cap_drop"] = COMPAT_CAP_DROP
             host_kw["port_bindings"] = {CONTROL_PORT: (loopback, CONTROL_PORT),
                                         DEVTOOLS_PORT: (loopback, DEVTOOLS_PORT)}
             create_kw["ports"] = [CONTROL_PORT, DEVTOOLS_PORT]
-            if pool.assets_dir is not None:
+            if spec.assets_dir is not None:
                 # inside the server's own 0700 directory: the server reads it, the agent's account cannot
-                host_kw["binds"] = {str(pool.assets_dir): {"bind": ASSETS_MOUNT, "mode": "ro"}}
+                host_kw["binds"] = {str(spec.assets_dir): {"bind": ASSETS_MOUNT, "mode": "ro"}}
         else:
             host_kw["cap_drop"] = ["ALL"]
             host_kw["cap_add"] = NATIVE_CAP_ADD
             host_kw["security_opt"] = ["no-new-privileges"]
-            if pool.transport == "unix":
+            if spec.transport == "unix":
                 env["OSGYM_LISTEN"] = f"unix:{CTL_MOUNT}/control.sock"
                 host_kw["binds"] = {str(rdir): {"bind": CTL_MOUNT, "mode": "rw"}}
             else:
@@ -272,8 +253,8 @@ class Provisioner:
                 env["OSGYM_LISTEN"] = f"tcp:0.0.0.0:{CONTROL_PORT}"
                 host_kw["port_bindings"] = {CONTROL_PORT: ("127.0.0.1", None)}
                 create_kw["ports"] = [CONTROL_PORT]
-        labels = {POOL_LABEL: pool.name, REPLICA_LABEL: rid, OWNER_LABEL: pool.owner,
-                  RUN_DIR_LABEL: str(pool.run_dir)}
+        labels = {POOL_LABEL: spec.pool_name, REPLICA_LABEL: rid, OWNER_LABEL: spec.owner,
+                  RUN_DIR_LABEL: str(spec.run_dir)}
         return {"environment": env, "labels": labels, "host_kw": host_kw, **create_kw}
 
     @staticmethod
@@ -319,46 +300,46 @@ class Provisioner:
             ReplicaStartTimeout: if it is not ready within the pool's ``start_timeout``.
             ReplicaUnreachable: if it exits during start, or Docker fails.
         """
-        pool = self.pool
+        spec = self.spec
         rid = uuid.uuid4().hex[:10]
         token = secrets.token_urlsafe(24)
         t0 = time.monotonic()
-        rdir = pool.run_dir / rid
-        loopback = allocate_loopback() if pool.compat else None
+        rdir = spec.run_dir / rid
+        loopback = allocate_loopback() if spec.compat else None
         api = host.client.api
         cid: str | None = None
         replica: Replica | None = None
         try:
-            if pool.transport == "unix":
+            if spec.transport == "unix":
                 self._write_token(rdir, token)
             cfg = self.container_config(rid, rdir, loopback)
             host_config = api.create_host_config(**cfg.pop("host_kw"))
             t_prep = time.monotonic()
-            cid = api.create_container(pool.image, name=f"{pool.name}-{rid}", detach=True, hostname=REPLICA_HOSTNAME,
-                                       host_config=host_config, **cfg)["Id"]
+            cid = api.create_container(spec.image, name=f"{spec.pool_name}-{rid}", detach=True,
+                                       hostname=REPLICA_HOSTNAME, host_config=host_config, **cfg)["Id"]
             t_create = time.monotonic()
-            if pool.transport == "tcp" and not pool.compat and not api.put_archive(cid, CTL_MOUNT,
+            if spec.transport == "tcp" and not spec.compat and not api.put_archive(cid, CTL_MOUNT,
                                                                                   self.token_archive(token)):
                 raise ReplicaUnreachable(f"replica {rid}: Docker refused to copy the control token in")
             api.start(cid)
             t_start = time.monotonic()
             container = host.client.containers.prepare_model({"Id": cid})
-            if pool.compat:
+            if spec.compat:
                 endpoint, token_or_none = f"http://{loopback}:{CONTROL_PORT}", None
-            elif pool.transport == "unix":
+            elif spec.transport == "unix":
                 endpoint, token_or_none = f"unix:{rdir / 'control.sock'}", token
             else:
                 port = api.port(cid, CONTROL_PORT)[0]["HostPort"]
                 endpoint, token_or_none = f"http://127.0.0.1:{port}", token
             replica = Replica(rid, endpoint, token_or_none, host=host.name, container=container,
-                              timeouts=pool.timeouts)
+                              timeouts=spec.timeouts, socket_owner=SERVER_UID if spec.transport == "unix" else None,
+                              confine_root_steps=not spec.compat)
             replica.loopback = loopback  # type: ignore[attr-defined]
-            with pool._lock:
-                pool._all[rid] = replica
-                pool._host_of[rid] = host
-                pool.stats.started += 1
-            pool._event(replica, "created")
-            pool.accountant.track(rid, cid)
+            with self.registry.lock:
+                self.registry.add(replica, host)
+                self.stats.started += 1
+            self.recorder.replica(replica, "created")
+            self.accountant.track(rid, cid)
             t_sock, t_health, t_shot = self.wait_ready(replica, host, t0)
         except Exception as exc:
             self._start_failed(host, rid, cid, replica, loopback, rdir, exc)
@@ -366,47 +347,43 @@ class Provisioner:
                 raise
             raise ReplicaUnreachable(f"replica on {host.name} failed to start: {exc}") from exc
         elapsed = time.monotonic() - t0
-        with pool._lock:
-            ok = replica.state is ReplicaState.STARTING and not pool._closed
+        with self.registry.lock:
+            ok = replica.state is ReplicaState.STARTING and not self.registry.closed
             if ok:
                 replica.state = ReplicaState.READY
                 replica.ready_at = time.time()
-                pool.stats.ready += 1
-                pool.stats.start_s.append(elapsed)
-                pool.stats.phases.append({"prepare": t_prep - t0, "create": t_create - t_prep,
+                self.stats.ready += 1
+                self.stats.start_s.append(elapsed)
+                self.stats.phases.append({"prepare": t_prep - t0, "create": t_create - t_prep,
                                           "start": t_start - t_create, "socket": t_sock - t_start,
                                           "health": t_health - t_sock, "screenshot": t_shot - t_health})
         if ok:
-            pool._event(replica, "ready", elapsed_s=elapsed)
-            pool.health.mark_checked(rid)
-            pool._ready.put(replica)
+            self.recorder.replica(replica, "ready", elapsed_s=elapsed)
+            self.health.mark_checked(rid)
+            self.ready.put(replica)
         return replica
 
     def _start_failed(self, host: DockerHost, rid: str, cid: str | None, replica: Replica | None,
                       loopback: str | None, rdir: Path, exc: Exception) -> None:
         """Undo a failed start (container, registry, loopback, run dir) and count it against its host."""
-        pool = self.pool
-        pool.stats.start_failures += 1
+        self.stats.start_failures += 1
         cause = f"start failed: {type(exc).__name__}: {exc}"
         unreachable = isinstance(exc, (requests.exceptions.ConnectionError, docker.errors.DockerException)) \
             and not isinstance(exc, docker.errors.APIError)
         if cid is not None:
             with contextlib.suppress(docker.errors.DockerException, requests.exceptions.RequestException):
                 host.client.api.remove_container(cid, force=True)
-        pool.accountant.finish(rid)
-        with pool._lock:
-            pool._all.pop(rid, None)
-            pool._host_of.pop(rid, None)
-            pool._placed[host.name] -= 1
+        self.accountant.finish(rid)
+        self.registry.start_failed(rid, host)
         if replica is not None:
             replica.close()
         free_loopback(loopback)
         shutil.rmtree(rdir, ignore_errors=True)
-        pool._record(PoolEvent(time.time(), pool.name, rid, host.name, "faulted", cause[:2000]))
+        self.recorder.record("faulted", rid, host.name, cause[:2000])
         if unreachable:
-            pool.health.quarantine(host, f"docker unreachable: {exc}")
+            self.health.quarantine(host, f"docker unreachable: {exc}")
         else:
-            pool.health.host_outcome(host, ok=False)
+            self.health.host_outcome(host, ok=False)
 
     def wait_ready(self, replica: Replica, host: DockerHost, t0: float) -> tuple[float, float, float]:
         """Poll until /health answers and a screenshot is non-empty; fail fast if the container exits.
@@ -418,20 +395,20 @@ class Provisioner:
         Returns:
             Monotonic times at which the socket appeared, /health answered and a screenshot came.
         """
-        pool = self.pool
-        deadline = t0 + pool.start_timeout
+        spec = self.spec
+        deadline = t0 + spec.start_timeout
         sock = replica.api.endpoint[len("unix:"):] if replica.api.endpoint.startswith("unix:") else None
         last: Exception | None = None
         next_state_check = time.monotonic() + 1.0
         t_sock = t_health = 0.0
         while time.monotonic() < deadline:
-            if pool._closed:
-                raise PoolError(f"pool {pool.name} closed while replica {replica.id} was starting")
+            if self.registry.closed:
+                raise PoolError(f"pool {spec.pool_name} closed while replica {replica.id} was starting")
             if sock is None or os.path.exists(sock):
                 t_sock = t_sock or time.monotonic()
                 try:
                     if not t_health:
-                        replica.health(timeout=min(2.0, pool.timeouts.health))
+                        replica.health(timeout=min(2.0, spec.timeouts.health))
                         t_health = time.monotonic()
                     if replica.screenshot(max_side=64).data:
                         return t_sock, t_health, time.monotonic()
@@ -447,20 +424,15 @@ class Provisioner:
                     logs = host.client.api.logs(replica.container.id, tail=10).decode("utf-8", "replace")
                     cause = "oom" if state.get("OOMKilled") else f"exit {state.get('ExitCode')}"
                     raise ReplicaUnreachable(f"replica {replica.id} exited during start ({cause}): {logs.strip()}")
-        raise ReplicaStartTimeout(f"replica {replica.id} not ready within {pool.start_timeout} s: {last}")
+        raise ReplicaStartTimeout(f"replica {replica.id} not ready within {spec.start_timeout} s: {last}")
 
     def remove(self, replica: Replica, cause: str) -> None:
         """Remove the container (and run dir). OOM kills are recorded as they happen, by the
         health monitor's :class:`~osgym.replicas.health.OomWatcher`."""
-        pool = self.pool
         replica.close()
-        usage = pool.accountant.finish(replica.id)  # the last reading, before the cgroup goes
-        with pool._lock:
-            known = pool._all.pop(replica.id, None) is not None
-            host = pool._host_of.pop(replica.id, None)
-            pool.health.forget(replica.id)
-            if known and host is not None:
-                pool._placed[host.name] -= 1
+        usage = self.accountant.finish(replica.id)  # the last reading, before the cgroup goes
+        known, host = self.registry.remove(replica.id)
+        self.health.forget(replica.id)
         free_loopback(getattr(replica, "loopback", None))
         if replica.container is not None and host is not None:
             api = host.client.api
@@ -470,11 +442,11 @@ class Provisioner:
                 pass
             except docker.errors.APIError as exc:
                 if "already in progress" not in str(exc):
-                    pool._event(replica, "faulted", f"remove failed: {exc}")
+                    self.recorder.replica(replica, "faulted", f"remove failed: {exc}")
             except (requests.exceptions.RequestException, docker.errors.DockerException) as exc:
                 cause = f"{cause}; container left for the reaper: docker unreachable ({exc})"
-                pool.health.quarantine(host, f"docker unreachable: {exc}")
-        shutil.rmtree(pool.run_dir / replica.id, ignore_errors=True)
+                self.health.quarantine(host, f"docker unreachable: {exc}")
+        shutil.rmtree(self.spec.run_dir / replica.id, ignore_errors=True)
         if known:
-            pool.stats.removed += 1
-            pool._event(replica, "removed", cause, usage=usage)
+            self.stats.removed += 1
+            self.recorder.replica(replica, "removed", cause, usage=usage)

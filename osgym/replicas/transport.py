@@ -17,8 +17,10 @@ from typing import Any
 
 import httpcore
 import httpx
+from httpcore._backends.sync import SyncStream
 
 from osgym.errors import ResponseTooLarge
+from osgym.replicas.unix_socket import connect_unix
 
 
 @dataclass(frozen=True)
@@ -98,10 +100,13 @@ class _DeadlineStream(httpcore.NetworkStream):
 
 
 class _DeadlineBackend(httpcore.SyncBackend):
-    """httpcore's socket backend, its connections wrapped in :class:`_DeadlineStream`."""
+    """httpcore's socket backend, its connections wrapped in :class:`_DeadlineStream`; a Unix socket is
+    connected without following a symlink, and only if it belongs to ``socket_owner``
+    (:func:`osgym.replicas.unix_socket.connect_unix`)."""
 
-    def __init__(self, ends: Callable[[], float | None]):
+    def __init__(self, ends: Callable[[], float | None], socket_owner: int | None = None):
         self._ends = ends
+        self._owner = socket_owner
 
     def connect_tcp(self, host: str, port: int, timeout: float | None = None, local_address: str | None = None,
                     socket_options: Iterable[Any] | None = None) -> httpcore.NetworkStream:
@@ -109,23 +114,32 @@ class _DeadlineBackend(httpcore.SyncBackend):
 
     def connect_unix_socket(self, path: str, timeout: float | None = None,
                             socket_options: Iterable[Any] | None = None) -> httpcore.NetworkStream:
-        return _DeadlineStream(super().connect_unix_socket(path, timeout, socket_options), self._ends)
+        try:
+            sock = connect_unix(path, owner=self._owner, timeout=timeout)
+        except TimeoutError as exc:  # socket.timeout
+            raise httpcore.ConnectTimeout(str(exc)) from exc
+        except OSError as exc:
+            raise httpcore.ConnectError(str(exc)) from exc
+        for option in socket_options or ():
+            sock.setsockopt(*option)
+        return _DeadlineStream(SyncStream(sock), self._ends)
 
 
 class Transport(httpx.HTTPTransport):
     """httpx's transport over :class:`_DeadlineBackend`.
 
     httpx takes no network backend, so the connection pool it built is replaced by one with
-    the same settings (httpx's default limits, no retries) and that backend.
+    the same settings (httpx's default limits, no retries) and that backend. ``socket_owner`` is the uid
+    that a Unix socket ``uds`` must belong to (None: any).
     """
 
-    def __init__(self, uds: str | None, ends: Callable[[], float | None]):
+    def __init__(self, uds: str | None, ends: Callable[[], float | None], socket_owner: int | None = None):
         super().__init__(uds=uds, retries=0, verify=_tls_context())
         limits = httpx.Limits()
         self._pool = httpcore.ConnectionPool(
             ssl_context=_tls_context(), max_connections=limits.max_connections,
             max_keepalive_connections=limits.max_keepalive_connections, keepalive_expiry=limits.keepalive_expiry,
-            uds=uds, retries=0, network_backend=_DeadlineBackend(ends))
+            uds=uds, retries=0, network_backend=_DeadlineBackend(ends, socket_owner))
 
 
 @functools.cache

@@ -1,7 +1,10 @@
 """The environment server and the Gymnasium environments: episodes driven step by step from outside.
 
 * :mod:`~osgym.serving.sessions`: :class:`SessionManager`, sessions on leased replicas (open, step,
-  close, idle reclaim), each ended episode recorded like a collected one;
+  close, idle reclaim), each an :class:`~osgym.episodes.episode.Episode` recorded like a collected one;
+* :mod:`~osgym.serving.limits`: :class:`ServeLimits`, the operator's bounds; :class:`ObservationOptions`;
+* :mod:`~osgym.serving.idle_parking`: idle sessions' replicas parked, woken by their next request;
+* :mod:`~osgym.serving.client_task`: :func:`load_client_task`, what a client may send as a task;
 * :mod:`~osgym.serving.auth`: bearer tokens, tokenless loopback access by the operator's choice;
 * :mod:`~osgym.serving.app`: the HTTP API, OSGym's protocol and the native ``/v1`` API;
 * :mod:`~osgym.serving.liveview`: view-only noVNC pages of sessions (websockify, view tokens);
@@ -10,8 +13,10 @@
 """
 
 from osgym.serving.auth import Access
+from osgym.serving.client_task import load_client_task
+from osgym.serving.limits import ObservationOptions, ServeLimits
 from osgym.serving.server import ServeConfig, ServerThread, serve, serving
-from osgym.serving.sessions import ObservationOptions, ServeLimits, SessionManager, load_client_task
+from osgym.serving.sessions import SessionManager
 
 __all__ = ["Access", "ObservationOptions", "ServeConfig", "ServeLimits", "ServerThread", "SessionManager",
            "load_client_task", "serve", "serving"]

@@ -10,7 +10,7 @@ OSGym's protocol (agiopen-org/osgym ``main.py``), so that its client works uncha
 ==========================  ==========================  ==============================================
 
 ``screenshot`` is a base64 JPEG of the whole screen; ``action`` is OSGym action text
-(:mod:`osgym.agents.parsers.osgym_strings`); ``timeout`` is how long the session may sit idle (capped by
+(:mod:`osgym.agents.formats.osgym_strings`); ``timeout`` is how long the session may sit idle (capped by
 the operator's limit); ``finish()`` or ``call_user()`` evaluates the task and ``reward`` is its score.
 
 The native API, under ``/v1``: ``POST /v1/sessions`` (a task file, or a built-in suite and seed;
@@ -20,7 +20,11 @@ registered action format), ``GET /v1/sessions/{id}/observation``, ``DELETE /v1/s
 
 The live view (:mod:`osgym.serving.liveview`): ``POST /v1/sessions/{id}/view`` issues a view token
 to the session's owner; ``GET /view/{token}/...`` serves noVNC under that token (a browser sends no
-bearer header: the token in the path is the credential; 401 without one, 403 for one that is not live).
+bearer header: the token in the path is the credential; 401 without one, 403 for one that is not live),
+and the websocket ``/view/{token}/websockify`` relays the replica's view-only VNC.
+
+Request bodies are capped as they arrive (:class:`~osgym.serving.body_cap.BodyCap`), whatever the
+headers claim.
 
 Every error is JSON ``{"message": ..., "error": <class>}`` with a 4xx status for what the client can
 fix (a bad action or task file: 400; an unknown session: 404; too many sessions: 429) and a 5xx for
@@ -35,12 +39,13 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, Literal
 
 import anyio.to_thread
-from fastapi import Depends, FastAPI, Query, Request
+from fastapi import Depends, FastAPI, Query, Request, WebSocket
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse, RedirectResponse, Response
 from pydantic import BaseModel, ConfigDict, Field
 
-from osgym.agents.parsers import ReplyContext, format_names, get_format, parse_osgym
+from osgym.agents.formats import ReplyContext, format_names, get_format, parse_osgym
+from osgym.episodes.episode import StepOutcome
 from osgym.errors import (
     ConfigError,
     LeaseTimeout,
@@ -53,17 +58,13 @@ from osgym.errors import (
 )
 from osgym.replicas.actions import Action, parse_action
 from osgym.replicas.observation import Observation
-from osgym.serving.auth import Access, Forbidden, Unauthorized
+from osgym.serving.auth import Access, Caller, Forbidden, Unauthorized, same_origin
+from osgym.serving.body_cap import BodyCap
+from osgym.serving.client_task import load_client_task
 from osgym.serving.limits import OSGYM_OBSERVATION, ObservationOptions
-from osgym.serving.liveview import LiveViews, ViewUnavailable, vnc_socket_of
-from osgym.serving.sessions import (
-    SessionLimit,
-    SessionManager,
-    SessionNotFound,
-    StepOutcome,
-    load_client_task,
-)
-from osgym.tasks.suites import generate
+from osgym.serving.liveview import LiveViews, ViewUnavailable, relay, vnc_socket_of
+from osgym.serving.sessions import SessionLimit, SessionManager, SessionNotFound
+from osgym.suites import generate
 
 __all__ = ["MAX_BODY_BYTES", "create_app"]
 
@@ -167,23 +168,15 @@ def create_app(manager: SessionManager, access: Access, views: LiveViews | None 
                   openapi_url=None)
 
     @app.middleware("http")
-    async def bounded_body(request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:
-        length = request.headers.get("content-length")
-        if request.method in ("POST", "PUT") and length is None and request.headers.get("transfer-encoding"):
-            return _error(411, "expected a Content-Length header (chunked bodies are not read)", "LengthRequired")
-        if length is not None and (not length.isdigit() or int(length) > MAX_BODY_BYTES):
-            return _error(413, f"expected a body of at most {MAX_BODY_BYTES} bytes, actual {length}",
-                          "PayloadTooLarge")
-        return await call_next(request)
-
-    @app.middleware("http")
     async def authenticate(request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:
         # before the body is read or validated: a stranger learns nothing about the routes' shapes
         path = request.url.path
         if path != "/v1/health" and not (views is not None and (path + "/").startswith(VIEW_PREFIX + "/")):
+            caller = Caller(request.client.host if request.client else None,
+                            request.client.port if request.client else None, request.headers.get("host"),
+                            request.headers.get("origin"), request.scope.get("server"))
             try:
-                request.state.owner = access.owner(request.headers.get("authorization"),
-                                                   request.client.host if request.client else None)
+                request.state.owner = access.owner(request.headers.get("authorization"), caller)
             except (Unauthorized, Forbidden) as exc:
                 status = _status(exc)
                 return _error(status, str(exc), type(exc).__name__,
@@ -290,6 +283,7 @@ def create_app(manager: SessionManager, access: Access, views: LiveViews | None 
 
     if views is not None:
         _view_routes(app, manager, views, owner)
+    app.add_middleware(BodyCap, max_bytes=MAX_BODY_BYTES)
     return app
 
 
@@ -304,11 +298,18 @@ def _view_routes(app: FastAPI, manager: SessionManager, views: LiveViews, owner:
                 raise SessionNotFound(f"no session {session_id}: it ended")
             sock = vnc_socket_of(session.replica.api.endpoint)
             session.replica.api.request("POST", "/view/start")
-            ticket = views.issue(session_id, sock)
-        host = request.url.hostname or views.host
-        return {"session_id": session_id, "token": ticket.token, "page": ticket.page,
-                "url": f"{str(request.base_url).rstrip('/')}{ticket.page}",
-                "websocket": f"ws://{host}:{ticket.port}{ticket.websocket_path}"}
+            ticket = views.issue(session_id, sock, session.replica.api.socket_owner)
+        base = str(request.base_url).rstrip("/")
+        return {"session_id": session_id, "token": ticket.token, "page": ticket.page, "url": f"{base}{ticket.page}",
+                "websocket": f"ws{base.removeprefix('http')}{ticket.websocket_path}"}
+
+    @app.websocket(VIEW_PREFIX + "/{token}/websockify")
+    async def view_socket(websocket: WebSocket, token: str) -> None:
+        origin = websocket.headers.get("origin")
+        if origin is not None and not same_origin(origin, websocket.headers.get("host")):
+            await websocket.close(code=1008)  # a page of another site: refused before the upgrade (403)
+            return
+        await relay(websocket, views, token)
 
     @app.get(VIEW_PREFIX)
     @app.get(VIEW_PREFIX + "/")

@@ -42,13 +42,15 @@ from gymnasium.vector.utils import batch_space
 from numpy.typing import NDArray
 from PIL import Image
 
-from osgym.agents.parsers import ReplyContext, get_format
+from osgym.agents.formats import ReplyContext, get_format
 from osgym.errors import OsgymError, PolicyError
 from osgym.replicas.actions import Action, parse_action
 from osgym.replicas.pool import ReplicaPool
-from osgym.serving.sessions import ObservationOptions, ServeLimits, SessionManager, load_client_task
+from osgym.serving.client_task import load_client_task
+from osgym.serving.limits import ObservationOptions, ServeLimits
+from osgym.serving.sessions import SessionManager
+from osgym.suites import generate
 from osgym.tasks.spec import TaskSpec
-from osgym.tasks.suites import generate
 
 __all__ = ["ENV_ID", "DesktopEnv", "DesktopVectorEnv", "HttpBackend", "LocalBackend", "register_envs"]
 

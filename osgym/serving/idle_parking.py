@@ -16,17 +16,35 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from osgym.errors import ConfigError, PoolError
+from osgym.replicas.client import Replica
 from osgym.replicas.pool import ReplicaPool
 
-if TYPE_CHECKING:
-    from osgym.serving.sessions import Session
-
-__all__ = ["IdleParking"]
+__all__ = ["Held", "IdleParking"]
 
 log = logging.getLogger(__name__)
+
+
+class Held(Protocol):
+    """What parking needs of a session (:class:`~osgym.serving.sessions.Session` is one): its replica, when a request
+    last touched it, whether it ended, and the lock its requests hold."""
+
+    @property
+    def id(self) -> int: ...
+
+    @property
+    def replica(self) -> Replica: ...
+
+    @property
+    def lock(self) -> threading.Lock: ...
+
+    @property
+    def ended(self) -> bool: ...
+
+    @property
+    def last_seen(self) -> float: ...
 
 
 class IdleParking:
@@ -41,7 +59,7 @@ class IdleParking:
         """Why this host cannot park (then nothing is tried again), or None."""
         self._lock = threading.Lock()
 
-    def park_idle(self, sessions: Iterable[Session], most: int = 4) -> list[int]:
+    def park_idle(self, sessions: Iterable[Held], most: int = 4) -> list[int]:
         """Park up to ``most`` live sessions idle for ``park_after_s`` and not parked yet; returns their ids.
 
         A park takes seconds (the kernel reclaims before the write returns) and the reaper calls this
@@ -75,7 +93,7 @@ class IdleParking:
                 s.lock.release()
         return done
 
-    def wake(self, session: Session) -> None:
+    def wake(self, session: Held) -> None:
         """Lift the session's bound if it is parked (before its request runs)."""
         with self._lock:
             if session.id not in self.parked:
@@ -93,7 +111,7 @@ class IdleParking:
             except (ConfigError, OSError) as exc:  # its container is gone: the request itself will say so
                 log.warning("session %s: could not unpark its replica: %s", session.id, exc)
 
-    def forget(self, session: Session) -> None:
+    def forget(self, session: Held) -> None:
         """An ended session's replica is discarded, bound and all (a :attr:`SessionManager.end_hooks` hook)."""
         with self._lock:
             self.parked.discard(session.id)

@@ -1,5 +1,5 @@
 """What the operator bounds in served episodes (:class:`ServeLimits`) and how a session's screenshots are
-encoded (:class:`ObservationOptions`)."""
+encoded (:class:`ObservationOptions`); together, a served episode's :class:`~osgym.episodes.limits.EpisodeLimits`."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from osgym.episodes.limits import EpisodeLimits
 from osgym.replicas.client import SettleMode
 
 __all__ = ["OSGYM_OBSERVATION", "ObservationOptions", "ServeLimits"]
@@ -49,3 +50,15 @@ class ServeLimits:
     park_after_s: float | None = None
     """Park the replica of a session idle this long (:mod:`osgym.serving.idle_parking`); None: never."""
     park_mib: int = 224
+
+    def episode(self, observation: ObservationOptions) -> EpisodeLimits:
+        """The limits of one served episode, its screenshots encoded as ``observation`` asks.
+
+        It has no deadline (its idle timeout reclaims a session a client left), and its last actions get a settle
+        window at least a second long before the evaluator looks, whatever ``settle_s`` is.
+        """
+        return EpisodeLimits(max_steps=self.max_steps, deadline_s=None, screenshot_format=observation.format,
+                             screenshot_quality=observation.quality, screenshot_max_side=observation.max_side,
+                             settle_s=self.settle_s, settle_mode=self.settle_mode,
+                             final_settle_s=max(self.settle_s, 1.0), first_settle_s=self.first_settle_s,
+                             first_quiet_s=self.first_quiet_s, a11y=observation.a11y)

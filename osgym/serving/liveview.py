@@ -7,199 +7,164 @@ a per-view token and a URL. Then:
   (``POST /view/start``); each connection there gets its own ``x11vnc -inetd -viewonly``, as the
   replica's unprivileged `user` (``replica_images/server/liveview.py``). The replica gets no
   network: the socket is a file in a directory only the host and the control server reach;
-* the host runs one websockify (Debian's ``websockify``) for the whole server, on ``host`` and its
-  own port. Its ``UnixDomainSocketDirectory`` token plugin maps the ``token`` of a websocket's URL
-  to a file in a private directory (0700) of this process: a symlink named by the view's token to
-  the replica's socket. An unknown token, or none, matches no file and the websocket is refused;
 * the server itself serves Debian's noVNC (``/usr/share/novnc``) at ``/view/{token}/``, only
-  under a live token (403 otherwise), set to connect view-only to websockify with that token.
+  under a live token (403 otherwise), set to connect view-only to ``/view/{token}/websockify`` on
+  the same server;
+* that websocket is relayed by this process (:func:`relay`) to the replica's ``vnc.sock``, opened
+  with :func:`~osgym.replicas.unix_socket.connect_unix`: never through a symlink, and only if it is a
+  socket of the replica's server. The run directory is writable from inside the replica, so a
+  path-based connect (websockify's, before) would follow a link that the replica put there to any
+  socket of the host, its Docker daemon included.
 
 The token is 256 random bits, issued to the session's owner only, and dies with the session: the
-manager calls :meth:`LiveViews.end` as the session ends (the symlinks go, the replica's viewers
-are stopped, then the replica is discarded). View-only is the replica's to enforce (x11vnc drops
-every input event), not the page's.
+manager calls :meth:`LiveViews.end` as the session ends (the open relays are cut, the replica's
+viewers are stopped, then the replica is discarded). View-only is the replica's to enforce (x11vnc
+drops every input event), not the page's.
 """
 
 from __future__ import annotations
 
-import os
-import shutil
-import signal
+import contextlib
 import socket
-import subprocess
-import tempfile
 import threading
-import time
 from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import quote
+
+import anyio
+import anyio.abc
+import anyio.to_thread
+from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from osgym.errors import ConfigError, OsgymError
+from osgym.replicas.unix_socket import connect_unix
 from osgym.serving.auth import new_token
 from osgym.serving.sessions import Session
 
-__all__ = ["NOVNC_DIR", "LiveViews", "ViewUnavailable", "ViewTicket"]
+__all__ = ["NOVNC_DIR", "LiveViews", "ViewUnavailable", "ViewTicket", "relay", "vnc_socket_of"]
 
 NOVNC_DIR = Path("/usr/share/novnc")
-WEBSOCKIFY = "websockify"
-SETUP_HINT = "install Debian's websockify and novnc (scripts/ensure-novnc.sh, run by `make test`)"
-START_TIMEOUT_S = 15.0
+SETUP_HINT = "install Debian's novnc (scripts/ensure-novnc.sh, run by `make test`)"
+CONNECT_TIMEOUT_S = 10.0
+RELAY_CHUNK = 64 * 2**10
+MAX_VIEWERS = 4
+"""Open relays per session: the replica starts an x11vnc per viewer and refuses a fifth."""
 
 
 class ViewUnavailable(OsgymError):
-    """Raised when the host lacks websockify or noVNC, or websockify cannot start (503)."""
+    """Raised when the host lacks noVNC (503)."""
 
 
 @dataclass(frozen=True)
 class ViewTicket:
-    """What a client needs to open a view: the token, the page's path on the server, websockify's port."""
+    """What a client needs to open a view: the token and the paths of the page and its websocket on the server."""
 
     token: str
     session_id: int
     page: str
     """The page's path on this server (``/view/{token}/vnc.html?...``)."""
-    port: int
-    """websockify's port, on the server's host."""
 
     @property
     def websocket_path(self) -> str:
-        return f"/websockify?token={self.token}"
+        return websocket_path(self.token)
+
+
+def websocket_path(token: str) -> str:
+    """The path of view ``token``'s websocket on the server."""
+    return f"/view/{token}/websockify"
+
+
+@dataclass
+class _View:
+    session_id: int
+    socket_path: str
+    socket_owner: int | None
+    relays: set[socket.socket]
 
 
 class LiveViews:
-    """The live views of one server: websockify, started at the first view, and the tokens.
+    """The live views of one server: their tokens, the replicas' sockets, and the open relays.
 
     Args:
-        host: where websockify listens (the server's host).
-        port: websockify's port; 0 picks a free one.
         novnc_dir: noVNC's files.
-        websockify: the websockify program.
     """
 
-    def __init__(self, host: str = "127.0.0.1", port: int = 0, *, novnc_dir: Path = NOVNC_DIR,
-                 websockify: str = WEBSOCKIFY) -> None:
-        self.host = host
-        self.port = port
+    def __init__(self, *, novnc_dir: Path = NOVNC_DIR) -> None:
         self.novnc_dir = novnc_dir
-        self.websockify = websockify
         self._lock = threading.Lock()
-        self._dir: Path | None = None
-        self._proc: subprocess.Popen[bytes] | None = None
-        self._tokens: dict[str, int] = {}  # token -> session id
+        self._views: dict[str, _View] = {}
 
     def __repr__(self) -> str:  # never the tokens
-        return f"LiveViews({self.host}:{self.port}, views={len(self._tokens)})"
-
-    # ---- websockify ----------------------------------------------------------------------------------
-    @property
-    def running(self) -> bool:
-        return self._proc is not None and self._proc.poll() is None
+        return f"LiveViews(views={len(self._views)})"
 
     @property
-    def token_dir(self) -> Path | None:
-        """The private directory of the tokens (websockify's token source), once websockify started."""
-        return self._dir
+    def relays(self) -> int:
+        """Relays open now, over every view."""
+        with self._lock:
+            return sum(len(v.relays) for v in self._views.values())
 
-    @property
-    def pid(self) -> int | None:
-        return self._proc.pid if self._proc is not None else None
-
-    def _ensure_started(self) -> Path:
-        """websockify, listening; returns the token directory. Called with the lock held."""
-        if self._dir is not None and self.running:
-            return self._dir
-        program = shutil.which(self.websockify)
-        if program is None or not (self.novnc_dir / "vnc.html").is_file():
-            raise ViewUnavailable(f"the live view needs websockify and noVNC on the host: {SETUP_HINT}")
-        if self._dir is None:
-            # 0700, ours: the tokens are files in it. websockify confines a token to its directory by a
-            # prefix test, so that directory is a child of ours: no one else can make a sibling with its prefix
-            self._dir = Path(tempfile.mkdtemp(prefix="osgym-views-")) / "tokens"
-            self._dir.mkdir(mode=0o700)
-        if self.port == 0:
-            with socket.socket() as s:
-                s.bind((self.host, 0))
-                self.port = s.getsockname()[1]
-        log = open(self._dir.parent / "websockify.log", "wb")  # noqa: SIM115 (handed to the child)
-        try:
-            self._proc = subprocess.Popen(
-                [program, "--token-plugin", "UnixDomainSocketDirectory", "--token-source", str(self._dir),
-                 f"{self.host}:{self.port}"],
-                stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True, cwd="/")
-        finally:
-            log.close()
-        deadline = time.monotonic() + START_TIMEOUT_S
-        while True:
-            if self._proc.poll() is not None:
-                raise ViewUnavailable(f"websockify exited at start on {self.host}:{self.port}: {self._log_tail()}")
-            with socket.socket() as probe:
-                probe.settimeout(1.0)
-                if probe.connect_ex((self.host, self.port)) == 0:
-                    return self._dir
-            if time.monotonic() > deadline:
-                self._stop_websockify()
-                raise ViewUnavailable(f"websockify did not listen on {self.host}:{self.port} within "
-                                      f"{START_TIMEOUT_S:g} s")
-            time.sleep(0.05)
-
-    def _log_tail(self) -> str:
-        if self._dir is None:
-            return ""
-        try:
-            return (self._dir.parent / "websockify.log").read_bytes()[-300:].decode("utf-8", "replace")
-        except OSError:
-            return ""
-
-    def _stop_websockify(self) -> None:
-        proc, self._proc = self._proc, None
-        if proc is None:
-            return
-        if proc.poll() is None:
-            try:  # the whole group: websockify forks a process per connection
-                os.killpg(proc.pid, signal.SIGTERM)
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait()
-            except ProcessLookupError:
-                pass
-        try:  # a relay whose websocket was still open outlives its parent's SIGTERM
-            os.killpg(proc.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
-
-    # ---- views ---------------------------------------------------------------------------------------
-    def issue(self, session_id: int, vnc_socket: str) -> ViewTicket:
-        """A new view token of session ``session_id``, whose replica listens on ``vnc_socket``.
+    def issue(self, session_id: int, vnc_socket: str, socket_owner: int | None) -> ViewTicket:
+        """A new view token of session ``session_id``, whose replica listens on ``vnc_socket``, a socket that
+        must belong to ``socket_owner`` (the replica's server).
 
         Raises:
-            ViewUnavailable: if websockify or noVNC is missing, or websockify cannot start.
+            ViewUnavailable: if noVNC is missing.
         """
+        if not (self.novnc_dir / "vnc.html").is_file():
+            raise ViewUnavailable(f"the live view needs noVNC on the host: {SETUP_HINT}")
         token = new_token()
         with self._lock:
-            directory = self._ensure_started()
-            os.symlink(vnc_socket, directory / token)
-            self._tokens[token] = session_id
-        return ViewTicket(token, session_id, self.page(token), self.port)
+            self._views[token] = _View(session_id, vnc_socket, socket_owner, set())
+        return ViewTicket(token, session_id, self.page(token))
 
     def page(self, token: str) -> str:
-        """The path of the page of view ``token``: noVNC, set to connect view-only to websockify with the token."""
-        query = (f"autoconnect=1&view_only=1&shared=1&resize=scale&reconnect=0&port={self.port}"
-                 f"&path={quote(f'websockify?token={token}', safe='')}")
+        """The path of the page of view ``token``: noVNC, set to connect view-only to the view's websocket
+        on the same server (noVNC takes the page's own host and port)."""
+        query = (f"autoconnect=1&view_only=1&shared=1&resize=scale&reconnect=0"
+                 f"&path={websocket_path(token).lstrip('/')}")
         return f"/view/{token}/vnc.html?{query}"
 
     def valid(self, token: str) -> bool:
         with self._lock:
-            return token in self._tokens
+            return token in self._views
+
+    def connect(self, token: str) -> socket.socket:
+        """A connection to the replica's view socket for view ``token``, tracked so that :meth:`end` cuts it.
+
+        Raises:
+            PermissionError: if the token is not a live view's, or the session has its most viewers.
+            UnsafeSocket: if the replica's socket name holds anything but its server's socket.
+            OSError: if the replica's socket cannot be reached.
+        """
+        with self._lock:
+            view = self._views.get(token)
+            if view is None:
+                raise PermissionError("not a live view token (it was never issued, or its session ended)")
+            if sum(len(v.relays) for v in self._views.values() if v.session_id == view.session_id) >= MAX_VIEWERS:
+                raise PermissionError(f"session {view.session_id} has {MAX_VIEWERS} viewers already")
+        sock = connect_unix(view.socket_path, owner=view.socket_owner, timeout=CONNECT_TIMEOUT_S)
+        sock.settimeout(None)
+        with self._lock:
+            if self._views.get(token) is not view:  # the session ended while connecting
+                sock.close()
+                raise PermissionError("the view's session ended")
+            view.relays.add(sock)
+        return sock
+
+    def disconnected(self, token: str, sock: socket.socket) -> None:
+        """Forget relay ``sock`` of view ``token`` (it ended)."""
+        with self._lock:
+            view = self._views.get(token)
+            if view is not None:
+                view.relays.discard(sock)
 
     def end(self, session_id: int) -> int:
-        """Revoke every token of session ``session_id``; returns how many there were."""
+        """Revoke every token of session ``session_id`` and cut its open relays; returns how many tokens."""
         with self._lock:
-            gone = [t for t, sid in self._tokens.items() if sid == session_id]
-            for token in gone:
-                del self._tokens[token]
-                if self._dir is not None:
-                    (self._dir / token).unlink(missing_ok=True)
+            gone = [t for t, v in self._views.items() if v.session_id == session_id]
+            cut = [s for t in gone for s in self._views.pop(t).relays]
+        for sock in cut:  # the relay's reader sees the end of the stream and closes the websocket
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
         return len(gone)
 
     def session_ended(self, session: Session) -> None:
@@ -223,13 +188,59 @@ class LiveViews:
         return target
 
     def close(self) -> None:
-        """Stop websockify (and its relays) and forget every token. Idempotent."""
+        """Forget every token and cut every relay. Idempotent."""
         with self._lock:
-            self._stop_websockify()
-            self._tokens.clear()
-            if self._dir is not None:
-                shutil.rmtree(self._dir.parent, ignore_errors=True)
-                self._dir = None
+            sessions = {v.session_id for v in self._views.values()}
+        for sid in sessions:
+            self.end(sid)
+
+
+async def relay(websocket: WebSocket, views: LiveViews, token: str) -> None:
+    """Relay an accepted view websocket and the replica's view socket both ways until either side ends.
+
+    Refused before the upgrade (the handshake answers 403) when the token is not live, the session
+    has its most viewers, or the replica's socket is not its server's.
+    """
+    try:
+        sock = await anyio.to_thread.run_sync(views.connect, token)
+    except (PermissionError, OsgymError, OSError):
+        await websocket.close(code=1008)
+        return
+    offered = websocket.scope.get("subprotocols") or []
+    await websocket.accept(subprotocol="binary" if "binary" in offered else None)
+    try:
+        async with await anyio.abc.SocketStream.from_socket(sock) as stream, anyio.create_task_group() as tasks:
+            tasks.start_soon(_to_replica, websocket, stream, tasks.cancel_scope)
+            tasks.start_soon(_to_viewer, websocket, stream, tasks.cancel_scope)
+    finally:
+        views.disconnected(token, sock)
+        sock.close()
+        with contextlib.suppress(RuntimeError, OSError, WebSocketDisconnect):  # the viewer may be gone already
+            await websocket.close()
+
+
+async def _to_replica(websocket: WebSocket, stream: anyio.abc.ByteStream, scope: anyio.CancelScope) -> None:
+    try:
+        while True:
+            message = await websocket.receive()
+            if message["type"] == "websocket.disconnect":
+                break
+            data = message.get("bytes") or (message.get("text") or "").encode()
+            if data:
+                await stream.send(data)
+    except (WebSocketDisconnect, anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
+        pass
+    scope.cancel()
+
+
+async def _to_viewer(websocket: WebSocket, stream: anyio.abc.ByteStream, scope: anyio.CancelScope) -> None:
+    try:
+        while True:
+            await websocket.send_bytes(await stream.receive(RELAY_CHUNK))
+    except (anyio.EndOfStream, anyio.BrokenResourceError, anyio.ClosedResourceError, WebSocketDisconnect,
+            RuntimeError, OSError):
+        pass
+    scope.cancel()
 
 
 def vnc_socket_of(endpoint: str) -> str:

@@ -17,6 +17,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from types import FrameType
 from typing import Any
 
 import uvicorn
@@ -31,9 +32,11 @@ from osgym.replicas.parking import MIN_RESIDENT_MIB
 from osgym.replicas.pool import ReplicaPool
 from osgym.serving.app import create_app
 from osgym.serving.auth import Access, new_token
+from osgym.serving.limits import ServeLimits
 from osgym.serving.liveview import LiveViews
-from osgym.serving.sessions import ServeLimits, SessionManager
+from osgym.serving.sessions import SessionManager
 from osgym.settings import settings
+from osgym.sigterm import exit_on_sigterm
 
 __all__ = ["ServeConfig", "ServerThread", "Serving", "serve", "serving"]
 
@@ -53,9 +56,7 @@ class ServeConfig(BaseModel):
     """OSGym's client checks that screenshots are 1920x1080."""
     tokenless_loopback: bool = False
     live_view: bool = True
-    """``POST /v1/sessions/{id}/view``: a view-only noVNC page per session (websockify starts at the first view)."""
-    view_port: int = Field(0, ge=0, le=65535)
-    """websockify's port on ``host`` (0: a free one, picked when the first view opens)."""
+    """``POST /v1/sessions/{id}/view``: a view-only noVNC page per session, relayed by the server itself."""
     max_steps: int = Field(100, ge=1)
     idle_timeout_s: float = Field(600.0, gt=0)
     max_sessions_per_token: int = Field(8, ge=1)
@@ -139,7 +140,7 @@ def serving(config: ServeConfig, *, docker_client: Any = None, pool_name: str | 
     pool = ReplicaPool(image, config.replicas, standby=config.standby, name=pool_name,
                        docker_client=docker_client, screen=config.screen)
     manager: SessionManager | None = None
-    views = LiveViews(config.host, config.view_port) if config.live_view else None
+    views = LiveViews() if config.live_view else None
     try:
         pool.start()
         manager = SessionManager(pool, run_id=run_id, image=image, sink=writer.add if writer else None,
@@ -151,17 +152,43 @@ def serving(config: ServeConfig, *, docker_client: Any = None, pool_name: str | 
             writer.abort()
         raise
     finally:
-        if manager is not None:
-            manager.shutdown()  # every live session becomes a row before the run commits
-        if views is not None:
-            views.close()
-        pool.close()
-        if writer is not None and writer.state == "open":
-            writer.finalize()
+        # Each step runs even if one before it raised or a second Ctrl-C or SIGTERM cut it short (ExitStack),
+        # so the replicas never outlive the server (pool.close itself holds such signals until it is done).
+        with contextlib.ExitStack() as teardown:
+            if writer is not None:
+                teardown.callback(lambda: writer.finalize() if writer.state == "open" else None)
+            teardown.callback(pool.close)
+            if views is not None:
+                teardown.callback(views.close)
+            if manager is not None:
+                teardown.callback(manager.shutdown)  # first: every live session becomes a row before the commit
+
+
+class _Server(uvicorn.Server):
+    """uvicorn's server, which also calls ``on_exit`` at the first Ctrl-C or SIGTERM.
+
+    uvicorn stops gracefully: it waits for every request under way, then raises the signal again. A reset
+    waiting for a free replica would hold it for up to the lease timeout (a minute by default) while the
+    replicas stay up, and whoever sent the signal may not wait (a supervisor's SIGKILL, a second signal).
+    """
+
+    def __init__(self, config: uvicorn.Config, on_exit: Callable[[], None]) -> None:
+        super().__init__(config)
+        self._on_exit = on_exit
+
+    def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+        super().handle_exit(sig, frame)
+        # on a thread: a signal handler must not wait for a lock that the code it interrupted may hold
+        threading.Thread(target=self._on_exit, name="osgym-serve-drain", daemon=True).start()
 
 
 def serve(config: ServeConfig, log: Callable[[str], None] = print) -> None:
-    """Run the server in the foreground until interrupted (Ctrl-C), then stop it cleanly."""
+    """Run the server in the foreground until interrupted (Ctrl-C or SIGTERM), then stop it cleanly.
+
+    At the signal, opens waiting for a replica fail at once (:meth:`SessionManager.drain`); the requests
+    acting on a replica finish, then the sessions are recorded, the replicas removed and the run committed.
+    """
+    exit_on_sigterm()  # uvicorn raises SIGTERM again when it has stopped: under Python's default, nothing cleans up
     with serving(config) as s:
         if s.printed_token:
             log(f"token (shown once; clients send 'Authorization: Bearer <token>'): {s.printed_token}")
@@ -169,7 +196,10 @@ def serve(config: ServeConfig, log: Callable[[str], None] = print) -> None:
         view = "; live views: POST /v1/sessions/{id}/view" if s.views else ""
         log(f"serving {config.replicas} {config.tier} replicas at {config.screen[0]}x{config.screen[1]} on "
             f"http://{config.host}:{config.port} (OSGym protocol and /v1); episodes: {where}{view}")
-        uvicorn.run(s.app, host=config.host, port=config.port, log_level="warning")
+        server = _Server(uvicorn.Config(s.app, host=config.host, port=config.port, log_level="warning"),
+                         on_exit=s.manager.drain)
+        with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C is how an operator stops it (uvicorn.run's too)
+            server.run()
 
 
 class ServerThread:

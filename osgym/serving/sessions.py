@@ -1,21 +1,23 @@
 """``SessionManager``: episodes driven from outside, one leased replica per session.
 
 A trainer (over HTTP, :mod:`osgym.serving.app`, or in process, :mod:`osgym.serving.gym_env`) opens a
-session with a task, then sends actions one step at a time. The manager owns the sessions:
+session with a task, then sends actions one step at a time. Each session holds an
+:class:`~osgym.episodes.episode.Episode` in its ``act-observe`` cycle, which does the episode's work (setup and
+the first settle, acting, observing, evaluating, the step records). The manager holds what is the server's:
 
 * **open** loads nothing itself: it takes a :class:`~osgym.tasks.spec.TaskSpec` the caller loaded
-  with :func:`load_client_task` (the same loader, confinement and asset-cache check as a collected
-  task), leases a fresh replica, runs the task's setup and observes;
-* **step** performs a decision's actions, settles, observes again; a ``DONE``/``FAIL`` action, or the
-  step budget, ends the episode: the task is evaluated and the score is the reward;
+  with :func:`~osgym.serving.client_task.load_client_task`, leases a fresh replica and resets an episode on it;
+* **step** runs a decision's actions as the episode's next step (nothing after a ``DONE``/``FAIL`` runs); an
+  episode that ends (``DONE``/``FAIL``, or the step budget: evaluated, the score is the reward) ends its session;
 * **close** ends an episode the client gives up (``truncated``);
 * idle sessions are reclaimed by a background thread after their idle timeout, so a client that
-  disappears gives its replica back;
+  disappears gives its replica back, and parked before that if the operator asks (:mod:`osgym.serving.idle_parking`);
 * sessions are capped per owner (a token), and each is visible to its owner only.
 
-Every ended episode becomes an :class:`~osgym.episodes.trajectory.EpisodeResult`, the same record a
-collected episode is, handed to ``sink`` (the dataset writer). A step row holds the screenshot the
-client acted on and the actions it sent; the last step carries the reward.
+Every ended session gives its replica back (as faulted if the replica failed) and its episode becomes an
+:class:`~osgym.episodes.trajectory.EpisodeResult`, built and priced as a collected episode's is
+(:func:`~osgym.episodes.record.episode_result`), handed to ``sink`` (the dataset writer). A step row holds the
+screenshot the client acted on and the actions it sent; the last step carries the reward.
 
 How a served episode ends (``termination``): ``done``/``fail`` (the client's ``finish()``/``call_user()``,
 evaluated), ``max_steps`` (the step budget, evaluated; or a client's shutdown before the end, not
@@ -33,19 +35,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from osgym.collection.collector import episode_cost, episode_id
-from osgym.episodes.trajectory import EpisodeResult, Step, Trajectory, utcnow
-from osgym.errors import (
-    EpisodeTimeout,
-    EvaluatorError,
-    OsgymError,
-    PolicyError,
-    ReplicaError,
-    RequestRejected,
-    TaskError,
-    TaskLoadError,
-    error_class_of,
-)
+from osgym.episodes.episode import Episode, StepOutcome
+from osgym.episodes.record import episode_id, episode_result
+from osgym.episodes.trajectory import EpisodeResult, Trajectory
+from osgym.errors import EpisodeTimeout, OsgymError, PolicyError, PoolError, ReplicaError, RequestRejected
 from osgym.replicas import cost
 from osgym.replicas.actions import TERMINAL_TYPES, Action, check_reply
 from osgym.replicas.client import Replica
@@ -53,13 +46,9 @@ from osgym.replicas.observation import Observation
 from osgym.replicas.pool import ReplicaPool
 from osgym.serving.idle_parking import IdleParking
 from osgym.serving.limits import OSGYM_OBSERVATION, ObservationOptions, ServeLimits
-from osgym.tasks.assets import cache_from_settings, missing_assets
-from osgym.tasks.evaluate import evaluate
-from osgym.tasks.setup import run_setup
-from osgym.tasks.spec import TaskSpec, load_task
+from osgym.tasks.spec import TaskSpec
 
-__all__ = ["ObservationOptions", "ServeLimits", "Session", "SessionLimit", "SessionManager", "SessionNotFound",
-           "StepOutcome", "load_client_task"]
+__all__ = ["Session", "SessionLimit", "SessionManager", "SessionNotFound"]
 
 log = logging.getLogger(__name__)
 
@@ -72,43 +61,6 @@ class SessionLimit(OsgymError):
     """Raised when a client already holds as many sessions as it may."""
 
 
-def load_client_task(data: Any) -> TaskSpec:
-    """Load a task a client sent: the collected tasks' loader, then the asset cache's check.
-
-    The task file is untrusted input: :func:`~osgym.tasks.spec.load_task` refuses unsupported steps,
-    getters, metrics and host paths; every http(s) URL it fetches must be in the operator's asset
-    cache (``OSGYM_ASSET_CACHE``), as for a collected task; local sources stay confined to
-    ``OSGYM_TASK_FILES_DIR`` when used (:mod:`osgym.tasks.files`).
-
-    Raises:
-        TaskLoadError: naming what is wrong, or the first URL the cache lacks.
-    """
-    if not isinstance(data, dict):
-        raise TaskLoadError(f"task: expected a JSON object, actual {type(data).__name__}")
-    task = load_task(data)
-    missing = missing_assets(task, cache_from_settings())
-    if missing:
-        raise TaskLoadError(f"task {task.id}: asset not cached: {missing[0]} (the operator stages assets with "
-                            "`osgym tasks fetch-assets`)")
-    return task
-
-
-@dataclass
-class StepOutcome:
-    """What one step returns: the new observation and, when the episode ended, how."""
-
-    observation: Observation
-    reward: float
-    terminated: bool
-    truncated: bool
-    termination: str | None = None
-    error: str | None = None
-
-    @property
-    def done(self) -> bool:
-        return self.terminated or self.truncated
-
-
 @dataclass
 class Session:
     """One served episode on one leased replica."""
@@ -116,13 +68,8 @@ class Session:
     id: int
     owner: str
     protocol: str
-    task: TaskSpec
-    seed: int
-    replica: Replica
-    options: ObservationOptions
+    episode: Episode
     idle_timeout_s: float
-    observation: Observation
-    trajectory: Trajectory
     leased_at: float
     last_seen: float
     serial: int
@@ -132,8 +79,25 @@ class Session:
     """When the client last got an observation: the time to its next step is its own (its model's)."""
 
     @property
+    def task(self) -> TaskSpec:
+        return self.episode.task
+
+    @property
+    def replica(self) -> Replica:
+        return self.episode.replica
+
+    @property
+    def observation(self) -> Observation:
+        """The observation the client's next step acts on."""
+        return self.episode.observation
+
+    @property
+    def trajectory(self) -> Trajectory:
+        return self.episode.trajectory
+
+    @property
     def steps(self) -> int:
-        return len(self.trajectory.steps)
+        return len(self.episode.steps)
 
 
 class SessionManager:
@@ -205,10 +169,11 @@ class SessionManager:
     # ---- open ----------------------------------------------------------------------------------------
     def open(self, owner: str, task: TaskSpec, *, seed: int = 0, protocol: str = "native",
              options: ObservationOptions = OSGYM_OBSERVATION, idle_timeout_s: float | None = None) -> Session:
-        """Lease a fresh replica, run ``task``'s setup on it and observe: a new session.
+        """Lease a fresh replica and reset an episode of ``task`` on it (setup, settle, observe): a new session.
 
         Raises:
             SessionLimit: if ``owner`` holds ``max_sessions_per_owner`` sessions already.
+            SessionNotFound: if the server is shutting down (:meth:`drain`), also while the open waits.
             LeaseTimeout: if no replica was free within ``lease_timeout_s``.
             SetupError: if the task's setup failed (the episode is recorded, the replica given back).
             ReplicaError: if the replica failed (likewise).
@@ -228,24 +193,21 @@ class SessionManager:
         try:
             replica = self.pool.acquire(self.limits.lease_timeout_s)
             now = self.clock()
-            empty = Observation(b"", options.format, 0, 0, task.instruction, 0)
-            session = Session(sid, owner, protocol, task, seed, replica, options, idle, empty,
-                              Trajectory(started_at=utcnow()), leased_at=now, last_seen=now, serial=sid)
-            t0 = time.perf_counter()
+            episode = Episode(replica, task, seed=seed, limits=self.limits.episode(options), cycle="act-observe")
+            session = Session(sid, owner, protocol, episode, idle, leased_at=now, last_seen=now, serial=sid)
             try:
-                run_setup(replica, task.config, task_id=task.id)
-                if self.limits.first_settle_s:  # the first screen once setup's windows have drawn, not midway
-                    replica.act([], settle=self.limits.first_settle_s, quiet=self.limits.first_quiet_s)
-                session.trajectory.setup_s = time.perf_counter() - t0
-                session.observation = self._observe(session, 0)
-            except BaseException as exc:  # the episode is recorded and the replica given back, on every path
-                session.trajectory.setup_s = time.perf_counter() - t0
-                self._end(session, "error", exc, fault=isinstance(exc, ReplicaError))
+                episode.reset()
+            except BaseException:  # the episode ended on it: recorded, and the replica given back, on every path
+                self._end(session)
                 raise
             with self._lock:
                 self._sessions[sid] = session
                 session.last_seen = session.answered_at = self.clock()
             return session
+        except PoolError as exc:
+            if self._closed.is_set():  # drained while it waited for a replica: the server stops, not the pool
+                raise SessionNotFound("the server is shutting down") from exc
+            raise
         finally:
             with self._lock:
                 self._opening[owner] -= 1
@@ -278,83 +240,22 @@ class SessionManager:
                 session.last_seen = session.answered_at = self.clock()
 
     def _step(self, session: Session, actions: list[Action]) -> StepOutcome:
-        traj, obs = session.trajectory, session.observation
-        types: list[str] = [a.action_type for a in actions]
+        types = [a.action_type for a in actions]
         terminal = next((t for t in types if t in TERMINAL_TYPES), None)
         if terminal is not None:  # nothing after the episode's end runs
             actions = actions[: types.index(terminal) + 1]
-            types = types[: len(actions)]
-        to_run = [a for a in actions if a.action_type not in TERMINAL_TYPES]
         # the client's time since its last observation: its model thinking, as a policy's time
         policy_ms = max(0.0, (self.clock() - session.answered_at) * 1000)
-        t0 = time.perf_counter()
-        error: str | None = None
         try:
-            if to_run:
-                session.replica.act(to_run, settle=self.limits.settle_s, mode=self.limits.settle_mode)
-        except RequestRejected as exc:
-            error = str(exc)
-        except ReplicaError as exc:
-            self._record_step(session, obs, actions, types, policy_ms, t0, str(exc))
-            self._end(session, "error", exc, fault=True)
+            out = session.episode.step(actions, policy_ms=policy_ms)
+        except ReplicaError:
+            self._end(session)
             raise
-        last = len(traj.steps) + 1 >= self.limits.max_steps
-        step = self._record_step(session, obs, actions, types, policy_ms, t0, error)
-        if error is not None:
-            step.env_ms = (time.perf_counter() - t0) * 1000
-            raise RequestRejected(f"the replica refused the action: {error}", 400)
-        if terminal is None and not last:
-            try:
-                session.observation = self._observe(session, len(traj.steps))
-            except ReplicaError as exc:
-                self._end(session, "error", exc, fault=True)
-                raise
-            step.env_ms = (time.perf_counter() - t0) * 1000
-            traj.env_s += step.env_ms / 1000
-            return StepOutcome(session.observation, 0.0, False, False)
-        return self._finish(session, step, terminal, t0)
-
-    def _finish(self, session: Session, step: Step, terminal: str | None, t0: float) -> StepOutcome:
-        """Observe the final screen, evaluate the task, end the episode."""
-        traj = session.trajectory
-        termination = "done" if terminal == "DONE" else "fail" if terminal == "FAIL" else "max_steps"
-        try:
-            final = self._observe(session, len(traj.steps))
-            # let the last actions land (a shell still running, an app still saving) before the evaluator looks
-            session.replica.act([], settle=max(self.limits.settle_s, 1.0), mode=self.limits.settle_mode)
-            score = evaluate(session.replica, session.task, terminal)
-        except (EvaluatorError, TaskError) as exc:
-            step.env_ms = (time.perf_counter() - t0) * 1000
-            traj.env_s += step.env_ms / 1000
-            self._end(session, "error", exc, error_class=EvaluatorError.error_class)
-            return StepOutcome(final, 0.0, terminal is not None, terminal is None, "error", f"{exc}")
-        except ReplicaError as exc:
-            self._end(session, "error", exc, fault=True)
-            raise
-        step.env_ms = (time.perf_counter() - t0) * 1000
-        traj.env_s += step.env_ms / 1000
-        step.reward, step.done = score, True
-        traj.score = score
-        self._end(session, termination)
-        return StepOutcome(final, score, terminal is not None, terminal is None, termination)
-
-    def _record_step(self, session: Session, obs: Observation, actions: list[Action], types: list[str],
-                     policy_ms: float, t0: float, error: str | None) -> Step:
-        step = Step(
-            step=len(session.trajectory.steps), ts=utcnow(), screenshot=obs.screenshot,
-            screenshot_format=obs.screenshot_format, width=obs.width, height=obs.height, a11y=obs.a11y,
-            action=actions[0].to_json() if len(actions) == 1 else {"actions": [a.to_json() for a in actions]},
-            action_type=",".join(types), done=any(t in TERMINAL_TYPES for t in types),
-            policy_ms=policy_ms, env_ms=(time.perf_counter() - t0) * 1000, error=error,
-        )
-        session.trajectory.steps.append(step)
-        session.trajectory.policy_s += policy_ms / 1000
-        return step
-
-    def _observe(self, session: Session, step: int) -> Observation:
-        o = session.options
-        return session.replica.observe(session.task.instruction, step, format=o.format, quality=o.quality,
-                                       max_side=o.max_side, a11y=o.a11y)
+        if out.refused is not None:
+            raise RequestRejected(f"the replica refused the action: {out.refused}", 400)
+        if out.done:
+            self._end(session)
+        return out
 
     # ---- observe, close, reap ------------------------------------------------------------------------
     def observe(self, owner: str, session_id: int) -> Observation:
@@ -369,9 +270,9 @@ class SessionManager:
             if session.ended:
                 raise SessionNotFound(f"no session {session_id}: it ended")
             try:
-                return self._observe(session, session.steps)
-            except ReplicaError as exc:
-                self._end(session, "error", exc, fault=True)
+                return session.episode.observe()
+            except ReplicaError:
+                self._end(session)
                 raise
 
     def close(self, owner: str, session_id: int) -> None:
@@ -383,7 +284,7 @@ class SessionManager:
         session = self.get(owner, session_id)
         with session.lock:
             if not session.ended:
-                self._end(session, "max_steps")
+                self._end(session)
 
     def reap_idle(self) -> list[int]:
         """End every session idle past its timeout (``timeout``); returns their ids."""
@@ -397,8 +298,8 @@ class SessionManager:
                 continue  # a request is running on it: not idle
             try:
                 if not s.ended and self.clock() - s.last_seen > s.idle_timeout_s:
-                    self._end(s, "timeout", EpisodeTimeout(f"session idle for more than {s.idle_timeout_s:g} s: "
-                                                           "reclaimed"))
+                    s.episode.fail(EpisodeTimeout(f"session idle for more than {s.idle_timeout_s:g} s: reclaimed"))
+                    self._end(s)
                     reaped.append(s.id)
             finally:
                 s.lock.release()
@@ -415,54 +316,51 @@ class SessionManager:
             except Exception:  # the reaper must outlive a failing release; the next round retries
                 continue
 
-    def shutdown(self) -> None:
-        """End every session (truncated) and stop the reaper. Idempotent."""
+    def drain(self) -> None:
+        """Open no more sessions (waiting opens fail now), replace no replica; open ones last until :meth:`shutdown`."""
         self._closed.set()
+        self.pool.drain()
+
+    def shutdown(self) -> None:
+        """End every session (truncated) and stop the reaper, after :meth:`drain`. Idempotent."""
+        self.drain()
         with self._lock:
             live = list(self._sessions.values())
         for s in live:
             with s.lock:
                 if not s.ended:
-                    self._end(s, "max_steps")
+                    self._end(s)
         self._reaper.join(timeout=5)
 
     # ---- ending --------------------------------------------------------------------------------------
-    def _end(self, session: Session, termination: str, exc: BaseException | None = None, *, fault: bool = False,
-             error_class: str | None = None) -> None:
-        """Give the replica back (discarded and replaced), drop the session, record the episode."""
+    def _end(self, session: Session) -> None:
+        """Close the session's episode (truncated if it is still going), give the replica back (discarded and
+        replaced; as faulted if the replica failed), drop the session, record the episode."""
         session.ended = True
         with self._lock:
             self._sessions.pop(session.id, None)
-        traj = session.trajectory
-        traj.termination = termination
-        if exc is not None:
-            traj.error_class = error_class or error_class_of(exc)
-            traj.error_message = f"{type(exc).__name__}: {exc}"[:2000]
-            traj.score = 0.0
-        traj.ended_at = utcnow()
+        episode = session.episode
+        trajectory = episode.close()
         for hook in self.end_hooks:
             try:
                 hook(session)
             except Exception:  # a hook must not keep the replica from going back, but its failure is news
                 log.exception("end hook %r failed for session %s", hook, session.id)
-        self.pool.release(session.replica, fault=f"{type(exc).__name__}: {exc}" if fault and exc else None)
-        replica_s = self.clock() - session.leased_at
-        result = EpisodeResult(
-            episode_id=episode_id(self.run_id, session.task.id, session.task.variant, session.serial),
-            run_id=self.run_id, task_id=session.task.id, variant=session.task.variant, domain=session.task.domain,
-            instruction=session.task.instruction, policy=f"served-{session.protocol}",
+        fault = episode.fault
+        self.pool.release(session.replica, fault=f"{type(fault).__name__}: {fault}" if fault else None)
+        task = session.task
+        result = episode_result(
+            task, trajectory, episode_id=episode_id(self.run_id, task.id, task.variant, session.serial),
+            run_id=self.run_id, policy=f"served-{session.protocol}",
             policy_config={"name": "served", "protocol": session.protocol, "client": session.owner,
-                           "seed": session.seed, "session": session.id},
-            image=self.image, replica_id=session.replica.id, host=session.replica.host, trajectory=traj,
-            replica_s=replica_s, usage=session.replica.usage, related_apps=list(session.task.related_apps),
-        )
-        result.cost_usd = episode_cost(result, self.prices)
+                           "seed": episode.seed, "session": session.id},
+            image=self.image, replica_id=session.replica.id, host=session.replica.host,
+            replica_s=self.clock() - session.leased_at, prices=self.prices, usage=session.replica.usage)
         with self._lock:
             self.episodes_ended += 1
         if self.sink is not None:
             try:
                 self.sink(result)
-            except Exception as exc2:  # a store failure must not leak the replica or the client's answer
+            except Exception as exc:  # a store failure must not leak the replica or the client's answer
                 with self._lock:
-                    self.sink_errors.append(f"{result.episode_id}: {type(exc2).__name__}: {exc2}")
-
+                    self.sink_errors.append(f"{result.episode_id}: {type(exc).__name__}: {exc}")

@@ -38,7 +38,8 @@ from urllib.parse import urlparse
 
 from osgym.errors import TaskLoadError
 from osgym.tasks import getters, metrics
-from osgym.tasks.assets import AssetCache, missing_assets
+from osgym.tasks.asset_urls import missing_assets
+from osgym.tasks.assets import AssetCache
 from osgym.tasks.offline import BROWSER_STEPS, live_urls, marketplace_extensions
 from osgym.tasks.spec import SETUP_REFUSED, SETUP_TYPES, load_task
 from osgym.tasks.taskdir import task_files

@@ -145,8 +145,8 @@ def read_task_file(source: str, *, where: str, error: type[TaskError], root: Pat
     base = os.path.realpath(root)
     # os.path.join keeps an absolute path as it is: it must then lie under the directory by itself.
     target = os.path.realpath(os.path.join(base, path))
-    outside = error(f"{where}: {source!r:.200} is outside {_TASK_FILES_VAR} ({base}), itself or through a "
-                    "symlink; task files may read only files under it")
+    outside = error(f"{where}: {source!r:.200} is outside {_TASK_FILES_VAR}, itself or through a symlink; task "
+                    "files may read only files under it")
     if not _inside(base, target):
         raise outside
     try:

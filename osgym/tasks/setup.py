@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import logging
-import re
 import time
 from typing import Any
 
 from osgym.errors import ActionFailed, RequestRejected, SetupError
-from osgym.replicas.client import ExecResult, Replica
+from osgym.replicas.client import Replica
+from osgym.replicas.execution import ExecResult
 from osgym.tasks.browse_history import HistoryEntry, update_browse_history
 from osgym.tasks.devtools import NO_BROWSER, ask
 from osgym.tasks.files import Scratch, read_task_file
+from osgym.tasks.privilege import needs_root
 from osgym.tasks.spec import SetupStep
 
 log = logging.getLogger(__name__)
@@ -22,21 +23,6 @@ def _command(params: dict[str, Any]) -> tuple[str | list[str], bool | None]:
     if cmd is None:
         raise SetupError("step needs a 'command'")
     return cmd, params.get("shell")
-
-
-_SUDO = re.compile(r"(?:^|[\s;&|()`'\"])sudo(?:\s|$)")
-
-
-def needs_root(command: str | list[str]) -> bool:
-    """True if a task's command uses ``sudo`` (OSWorld: ``echo password | sudo -S ...``).
-
-    >>> needs_root("echo password | sudo -S apt-get install -y x"), needs_root(["sudo", "id"])
-    (True, True)
-    >>> needs_root("echo pseudo-sudoers"), needs_root(["ls", "/etc/sudoers.d"])
-    (False, False)
-    """
-    parts = [command] if isinstance(command, str) else command
-    return any(isinstance(p, str) and _SUDO.search(p) is not None for p in parts)
 
 
 def run_command(replica: Replica, command: str | list[str], shell: bool | None, timeout: float) -> ExecResult:
@@ -83,7 +69,10 @@ def run_step(replica: Replica, step: SetupStep, *, where: str = "config step", s
                 scratch.write(p["stdout"], res.output.encode(), where=f"{where}.parameters.stdout", error=SetupError)
         elif step.type == "launch":
             cmd, shell = _command(p)
-            replica.launch(cmd, shell=shell)
+            if needs_root(cmd):  # the agent's account has no sudo: as a root step, started in the background
+                replica.launch_as_root(cmd, shell=shell)
+            else:
+                replica.launch(cmd, shell=shell)
         elif step.type == "open":
             replica.launch(["xdg-open", p["path"]])
         elif step.type == "change_wallpaper":
@@ -96,7 +85,7 @@ def run_step(replica: Replica, step: SetupStep, *, where: str = "config step", s
             replica.close_window(p["window_name"])
         elif step.type == "wait_window":
             try:
-                replica.wait_window(p["title"], timeout=float(p.get("timeout", 15)), focused=bool(p.get("focused")))
+                wait_window(replica, p["title"], float(p.get("timeout", 15)), focused=bool(p.get("focused")))
             except RequestRejected as exc:
                 if exc.status != 404:
                     raise
@@ -125,6 +114,30 @@ def run_step(replica: Replica, step: SetupStep, *, where: str = "config step", s
         raise SetupError(f"{where}: {step.type} step is missing parameter {exc}") from exc
     except RequestRejected as exc:
         raise SetupError(f"{where}: {step.type} step rejected by the replica: {exc}") from exc
+
+
+WAIT_WINDOW_TURN_S = 60.0
+"""The longest one wait for a window asks of the replica (its control server's bound); a ``wait_window`` step
+with a longer ``timeout`` asks again until it is over."""
+
+
+def wait_window(replica: Replica, title: str, timeout: float, *, focused: bool) -> None:
+    """Wait until a window whose title or class contains ``title`` is mapped (and focused, if asked), at most
+    ``timeout`` seconds, in turns of at most :data:`WAIT_WINDOW_TURN_S`.
+
+    Raises:
+        RequestRejected: 404 if no such window came within ``timeout``; another status if the replica refused.
+        ReplicaError: if the replica itself fails.
+    """
+    deadline = time.monotonic() + timeout
+    while True:
+        left = max(0.0, deadline - time.monotonic())
+        try:
+            replica.wait_window(title, timeout=min(left, WAIT_WINDOW_TURN_S), focused=focused)
+            return
+        except RequestRejected as exc:
+            if exc.status != 404 or left <= WAIT_WINDOW_TURN_S:
+                raise
 
 
 BROWSER_WAIT_S = 60.0

@@ -137,7 +137,7 @@ class TaskSpec(BaseModel):
     @model_validator(mode="before")
     @classmethod
     def _osgym_block(cls, data: Any) -> Any:
-        """A file exported from a suite (:mod:`osgym.tasks.suite_export`) writes its setup in OSWorld's terms and
+        """A file exported from a suite (:mod:`osgym.suites.export`) writes its setup in OSWorld's terms and
         keeps osgym's exact ``config``/``evaluator``, ``oracle``, ``variant`` and ``domain`` under ``"osgym"``
         (OSWorld ignores the key): osgym runs those. They are validated like any task's."""
         block = data.get("osgym") if isinstance(data, dict) else None

@@ -12,7 +12,7 @@ import os
 import re
 
 import uids
-from api import MAX_FILE
+from files import MAX_FILE
 from errors import HttpError
 
 ROOT = "/run/osgym/assets"

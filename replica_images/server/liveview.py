@@ -1,7 +1,7 @@
 """The live view: a view-only VNC server for the host, started on demand.
 
 ``POST /view/start`` listens on ``/run/osgym/ctl/vnc.sock``, in the host's run directory: the
-host reaches it (its websockify relays noVNC to it), `user` cannot (the directory sits in the
+host reaches it (osgym serve relays noVNC to it), `user` cannot (the directory sits in the
 server's own 0700 one), and the replica still has no network. Each connection gets its own
 ``x11vnc -inetd -viewonly`` started as `user`, with the connection as its stdin and stdout: the
 same account the recorder and every other child of the server run as, with no capability, and

@@ -40,8 +40,10 @@ from Xlib import display as xdisplay
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import api  # noqa: E402
+import home  # noqa: E402
 import limits  # noqa: E402
 import memory  # noqa: E402
+import osworld  # noqa: E402
 import procs  # noqa: E402
 import uids  # noqa: E402
 
@@ -448,9 +450,12 @@ def main():
     token = read_token()
     if not token and not compat:
         raise SystemExit("no control token: pass /run/osgym/token or OSGYM_TOKEN (or OSGYM_COMPAT=1)")
+    home.seed()  # before anything of the session writes there
     desktop = Desktop(int(width), int(height))
     desktop.start()
     app = api.App(display=DISPLAY, token=token, compat=compat, child_env=child_env)
+    if compat:  # OSWorld's routes on top, replacing the native ones where OSWorld uses the same path
+        app.routes.update(osworld.routes(app))
     app.desktop = desktop
     app.started = time.time()
     wrap_routes(app)

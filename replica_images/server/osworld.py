@@ -15,13 +15,13 @@ import time
 from urllib.parse import parse_qs
 
 import asset_cache
+import dirtree
 import procs
 import wallpaper
-from api import FILE_ROOTS, confine, read_file, write_file
+from files import FILE_ROOTS, confine, read_file, write_file
 from errors import HttpError, bad, load_json, number
 
 OSWORLD_EXEC_TIMEOUT = 120  # OSWorld's server runs every command with this timeout
-MAX_TREE_ENTRIES = 20_000
 WALLPAPER_ROOTS = tuple(root + "/" for root in FILE_ROOTS) + ("/usr/share/",)
 
 
@@ -142,27 +142,7 @@ def routes(app):
         path = confine(raw)
         if not os.path.isdir(path):
             raise bad("The provided path is not a directory")
-        budget = [MAX_TREE_ENTRIES]
-
-        def walk(d, depth):
-            tree = {"type": "directory", "name": os.path.basename(d), "children": []}
-            try:
-                entries = sorted(os.listdir(d))
-            except OSError as exc:
-                return {"error": str(exc)}
-            for entry in entries:
-                if budget[0] <= 0:
-                    tree["truncated"] = True
-                    break
-                budget[0] -= 1
-                full = os.path.join(d, entry)
-                if os.path.isdir(full) and not os.path.islink(full) and depth < 32:
-                    tree["children"].append(walk(full, depth + 1))
-                else:
-                    tree["children"].append({"type": "file", "name": entry})
-            return tree
-
-        return 200, {"directory_tree": walk(path, 0)}, None
+        return 200, {"directory_tree": dirtree.tree(path)}, None
 
     def find_windows(data):
         name = data.get("window_name")

@@ -21,7 +21,7 @@ HOME = "/home/user"
 HERE = os.path.dirname(os.path.abspath(__file__))
 MAX_EXEC_TIMEOUT = 600
 MAX_OUTPUT = 16 * 2**20
-MAX_RECORDING = 256 * 2**20  # ffmpeg stops writing past it: the largest file api.read_file sends
+MAX_RECORDING = 256 * 2**20  # ffmpeg stops writing past it: the largest file files.read_file sends
 
 
 def expand_home(arg):

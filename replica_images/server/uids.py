@@ -16,6 +16,7 @@ no-new-privileges, so set-uid programs such as sudo do not elevate either).
 """
 
 import contextlib
+import errno
 import ctypes
 import os
 import pwd
@@ -28,9 +29,10 @@ SERVER_UID, SERVER_GID = SERVER.pw_uid, SERVER.pw_gid
 AS_USER = {"user": AGENT_UID, "group": AGENT_GID, "extra_groups": []}
 """Keyword arguments of ``subprocess.Popen`` that start a process as `user` with only its own group."""
 
-CAP_SETGID, CAP_SETUID = 6, 7
+CAP_SETGID, CAP_SETUID, CAP_SETPCAP = 6, 7, 8
 _KEPT = (1 << CAP_SETGID) | (1 << CAP_SETUID)
 _PR_SET_KEEPCAPS = 8
+_PR_CAPBSET_DROP = 24
 _PR_SET_DUMPABLE = 4
 _CAP_VERSION_3 = 0x20080522
 
@@ -70,6 +72,14 @@ def drop_to_server():
     if os.getuid() != 0:
         raise SystemExit(f"the control server must start as root to drop to `osgym` (uid {SERVER_UID}); "
                          f"running as uid {os.getuid()}: do not pass a user to the container")
+    if os.environ.get("OSGYM_COMPAT") != "1":
+        # Native replicas hold CAP_SETPCAP only so that the host's root steps can empty their own bounding set
+        # (osgym.replicas.execution); the server and everything it starts never need it.
+        try:
+            _check(_libc.prctl(_PR_CAPBSET_DROP, CAP_SETPCAP, 0, 0, 0), "prctl(PR_CAPBSET_DROP)")
+        except OSError as exc:
+            if exc.errno != errno.EPERM:  # EPERM: the container has no SETPCAP to drop
+                raise
     _check(_libc.prctl(_PR_SET_KEEPCAPS, 1, 0, 0, 0), "prctl(PR_SET_KEEPCAPS)")
     os.setgroups([SERVER_GID])
     os.setresgid(SERVER_GID, SERVER_GID, SERVER_GID)
@@ -83,8 +93,8 @@ def drop_to_server():
         raise SystemExit(f"cannot keep CAP_SETUID and CAP_SETGID ({exc}): start the replica with "
                          "cap_add=['SETUID', 'SETGID']") from None
     _check(_libc.prctl(_PR_SET_KEEPCAPS, 0, 0, 0, 0), "prctl(PR_SET_KEEPCAPS)")
-    # Not dumpable: even a process that becomes `osgym` (a root task step holds CAP_SETUID)
-    # cannot ptrace the server or read its memory and environment through /proc.
+    # Not dumpable: even a process that becomes `osgym` (a compatibility replica's root) cannot ptrace
+    # the server or read its memory and environment through /proc.
     _check(_libc.prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0), "prctl(PR_SET_DUMPABLE)")
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from osgym.agents.parsers import parse_computer13_response, scale_actions, split_fenced
+from osgym.agents.formats import parse_computer13_response, scale_actions, split_fenced
 from osgym.errors import PolicyError
 from osgym.replicas.actions import (
     Click,

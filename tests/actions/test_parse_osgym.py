@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from osgym.agents.parsers import ReplyContext, get_format, parse_osgym, parse_osgym_response
+from osgym.agents.formats import ReplyContext, get_format, parse_osgym, parse_osgym_response
 from osgym.errors import PolicyError
 from osgym.replicas.actions import (
     Click,

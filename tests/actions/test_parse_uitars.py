@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from osgym.agents.parsers import (
+from osgym.agents.formats import (
     UITARS_SCROLL_CLICKS,
     UITARS_WAIT_SECONDS,
     parse_uitars,

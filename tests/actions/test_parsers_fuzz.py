@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from osgym.agents.parsers import (
+from osgym.agents.formats import (
     parse_anthropic,
     parse_computer13_response,
     parse_pyautogui,

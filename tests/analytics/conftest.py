@@ -31,7 +31,6 @@ import hashlib
 import io
 import json
 import random
-import sys
 import types
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -253,19 +252,6 @@ def dataset_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="session")
 def view(dataset_root: Path) -> FixtureView:
     return open_fixture_view(dataset_root, DATASET)
-
-
-@pytest.fixture
-def store_module(monkeypatch: pytest.MonkeyPatch) -> types.ModuleType:
-    """``osgym.dataset``: the real one once it exists, else a stub with the same ``open_dataset``."""
-    try:
-        import osgym.dataset as real
-    except ImportError:
-        stub = types.ModuleType("osgym.dataset")
-        stub.open_dataset = open_fixture_view  # type: ignore[attr-defined]
-        monkeypatch.setitem(sys.modules, "osgym.dataset", stub)
-        return stub
-    return real
 
 
 @pytest.fixture(params=["parquet", "arrow"])

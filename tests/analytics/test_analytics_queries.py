@@ -11,12 +11,12 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 import pytest
-from moto import server as moto_server
 from PIL import Image
 
 from osgym.analysis import analytics, frames
 from osgym.dataset.schema import EPISODES
 from osgym.errors import ConfigError
+from tests.store.store_support import ACCESS_KEY, BUCKET, SECRET_KEY, running_seaweed
 
 
 def rows(con: duckdb.DuckDBPyConnection, name: str, **params: Any) -> list[dict[str, Any]]:
@@ -195,7 +195,7 @@ def test_query_errors(con: duckdb.DuckDBPyConnection) -> None:
         analytics.query(con, "success_by_task", bogus=1)
 
 
-def test_connect_opens_through_the_store(store_module: types.ModuleType, dataset_root: Path) -> None:
+def test_connect_opens_through_the_store(dataset_root: Path) -> None:
     with analytics.connect(str(dataset_root), "demo") as c:
         assert analytics.summary(c)["episodes"] == 8
         assert c.sql("SELECT value FROM osgym_meta WHERE key = 'route'").fetchall() == [("parquet",)]
@@ -271,30 +271,25 @@ def test_is_blank_image() -> None:
 
 
 def test_s3_route_with_registered_arrow_datasets(dataset_root: Path, data: types.SimpleNamespace) -> None:
-    """The arrow route over a real S3 API (moto's server) via pyarrow's S3FileSystem; no httpfs."""
-    import boto3
+    """The arrow route over a real S3 server (SeaweedFS, as the store tests start it) via pyarrow's
+    S3FileSystem; no httpfs."""
     import pyarrow.dataset as pads
     import pyarrow.fs as pafs
 
     from osgym.dataset.schema import STEPS
 
-    server = moto_server.ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    server.start()
-    try:
-        host, port = server.get_host_and_port()
-        endpoint = f"http://{host}:{port}"
-        keys = {"aws_access_key_id": "test", "aws_secret_access_key": "test", "region_name": "us-east-1"}
-        client = boto3.client("s3", endpoint_url=endpoint, **keys)
-        client.create_bucket(Bucket="osgym-test")
+    with running_seaweed("osgym-weed-arrow-") as server:
+        client: Any = server.client()
         local = data.open_fixture_view(dataset_root, "demo")
         files: dict[str, list[str]] = {"episodes": [], "steps": []}
         for table, paths in local.files.items():
             for p in paths:
                 key = "root/demo/" + Path(p).relative_to(dataset_root / "demo").as_posix()
-                client.put_object(Bucket="osgym-test", Key=key, Body=Path(p).read_bytes())
-                files[table].append(f"s3://osgym-test/{key}")
-        fs = pafs.S3FileSystem(access_key="test", secret_key="test", endpoint_override=endpoint, scheme="http",
-                               region="us-east-1")
+                client.put_object(Bucket=BUCKET, Key=key, Body=Path(p).read_bytes())
+                files[table].append(f"s3://{BUCKET}/{key}")
+        host, _, port = server.endpoint.removeprefix("http://").partition(":")
+        fs = pafs.S3FileSystem(access_key=ACCESS_KEY, secret_key=SECRET_KEY, endpoint_override=f"{host}:{port}",
+                               scheme="http", region="us-east-1")
 
         def ds(table: str, schema: pa.Schema) -> pads.Dataset:
             return pads.dataset([f.removeprefix("s3://") for f in files[table]], schema=schema, format="parquet",
@@ -306,5 +301,3 @@ def test_s3_route_with_registered_arrow_datasets(dataset_root: Path, data: types
             assert c.sql("SELECT value FROM osgym_meta WHERE key = 'route'").fetchall() == [("arrow",)]
             assert analytics.summary(c)["episodes"] == 8
             assert {r["flag"]: r["episodes"] for r in rows(c, "quality_flags")}["blank_frame"] == 4
-    finally:
-        server.stop()

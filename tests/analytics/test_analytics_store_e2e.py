@@ -2,7 +2,7 @@
 
 These pin the contract between the store and analytics: whatever the writer
 commits, the views read, through ``read_parquet`` locally and through
-registered pyarrow datasets on S3 (moto's S3 server here).
+registered pyarrow datasets on S3 (a real SeaweedFS server, the store tests' ``running_seaweed``).
 """
 
 from __future__ import annotations
@@ -15,11 +15,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from moto import server as moto_server
 
 from osgym import dataset as store
 from osgym.analysis import analytics
 from osgym.episodes.trajectory import EpisodeResult, Step, Trajectory
+from tests.store.store_support import BUCKET, SeaweedS3, running_seaweed
 
 
 def results(data: types.SimpleNamespace, run_id: str, eids: list[str]) -> list[EpisodeResult]:
@@ -70,27 +70,14 @@ def test_local_store(tmp_path: Path, data: types.SimpleNamespace) -> None:
         check(con)
 
 
-@pytest.fixture
-def moto_s3() -> Iterator[tuple[str, Any]]:
-    import boto3
-
-    from osgym.dataset.backends.s3 import S3Options
-
-    server = moto_server.ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    server.start()
-    try:
-        host, port = server.get_host_and_port()
-        endpoint = f"http://{host}:{port}"
-        boto3.client("s3", endpoint_url=endpoint, aws_access_key_id="test", aws_secret_access_key="test",
-                     region_name="us-east-1").create_bucket(Bucket="osgym-e2e")
-        yield "s3://osgym-e2e/root", S3Options(endpoint_url=endpoint, region="us-east-1", access_key="test",
-                                               secret_key="test", retries=0)
-    finally:
-        server.stop()
+@pytest.fixture(scope="module")
+def seaweed() -> Iterator[SeaweedS3]:
+    with running_seaweed("osgym-weed-analytics-") as server:
+        yield server
 
 
-def test_s3_store(moto_s3: tuple[str, Any], data: types.SimpleNamespace) -> None:
-    uri, options = moto_s3
+def test_s3_store(seaweed: SeaweedS3, data: types.SimpleNamespace) -> None:
+    uri, options = f"s3://{BUCKET}/analytics-e2e", seaweed.options()
     write_runs(uri, data, s3=options)
     with analytics.connect(uri, "demo", s3=options) as con:
         assert con.sql("SELECT value FROM osgym_meta WHERE key = 'route'").fetchall() == [("arrow",)]

@@ -12,6 +12,7 @@ from osgym.analysis import analytics
 from osgym.errors import ERROR_CLASSES, INFRA_ERROR_CLASSES
 
 SUCCESS_VIEWS = {"success_by_task": "task_id", "success_by_domain": "domain", "success_by_policy": "policy"}
+SUCCESS_QUERIES = (*SUCCESS_VIEWS, "success_by_app")  # by application too: an episode may count for several
 
 
 def sql_files() -> dict[str, str]:
@@ -29,7 +30,7 @@ def test_the_rule_is_defined_in_exactly_one_place() -> None:
         assert len(quoted) <= 1, f"{name} lists infrastructure error classes {quoted}; use is_infra_error"
     # the success figures are computed once, in the shared view, which applies the rule twice
     assert files["_success_groups.sql"].count("is_infra_error(error_class)") == 2
-    for view in SUCCESS_VIEWS:
+    for view in SUCCESS_QUERIES:
         body = files[f"{view}.sql"]
         assert "FROM success_groups" in body and "is_infra_error" not in body, view
         assert not any(f"'{c}'" in body for c in ERROR_CLASSES), view

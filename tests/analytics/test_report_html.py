@@ -43,34 +43,53 @@ def test_print_report_shows_every_section_and_the_assumptions(parquet_con: duckd
     assert "decoded 3 small candidate frame(s), 2 single-colour" in text
 
 
-def test_the_terminal_report_fits_80_columns(parquet_con: duckdb.DuckDBPyConnection) -> None:
+def _header_cells(text: str, title: str) -> list[str]:
+    """The header cells of the table under ``title`` in a printed report."""
+    lines = text.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.rstrip() == title)
+    header = next(line for line in lines[start + 1:] if line.startswith("┃"))
+    return [cell.strip() for cell in header.strip("┃").split("┃")]
+
+
+def test_the_terminal_report_fits_80_columns_without_pages(parquet_con: duckdb.DuckDBPyConnection) -> None:
     console = Console(record=True, width=80)
     report.print_report(parquet_con, console)
     text = console.export_text()
     assert max(len(line) for line in text.splitlines()) <= 80
+    assert "(1/" not in text and "(2/" not in text  # no table split into pages
     for section in report.SECTIONS:
         assert section.title in text
-    for header in ("success_rate", "usd_per_replica_day", "episodes_per_replica_day", "faulted_attempts"):
-        assert header in text  # whole, not wrapped into pieces
+        if section.terminal:  # every chosen column, under its short header, whole and in order
+            assert _header_cells(text, section.title) == [c.label for c in section.terminal], section.title
+    assert _header_cells(text, "Latency percentiles") == ["metric", "n", "p50", "p90", "p99", "mean", "max"]
+    for header in ("usd_per_replica_day", "episodes_per_replica_day"):
+        assert header in text  # the one-row cost table on its side, names whole
+    assert "--html" in text  # where the columns left out are
     assert not re.search(r"\d[eE][-+]\d", text)  # no exponent notation anywhere
 
 
-def test_fit_tables_transposes_one_row_and_splits_many() -> None:
+def test_fit_table_turns_one_row_on_its_side_and_leaves_columns_out_of_many() -> None:
     import pyarrow as pa
 
     one = pa.table({f"a_long_column_name_{i}": [0.0000667] for i in range(6)})
-    (t,) = report.fit_tables("one", one, 80)
-    assert [c.header for c in t.columns] == ["what", "value"] and t.row_count == 6
-    many = pa.table({"key": ["k1", "k2"], **{f"a_long_column_name_{i}": [1.0, 2.0] for i in range(8)}})
-    parts = report.fit_tables("many", many, 80)
-    assert len(parts) > 1 and all(p.columns[0].header == "key" for p in parts)
-    assert sum(len(p.columns) - 1 for p in parts) == 8
-    (none,) = report.fit_tables("Failure causes", many.slice(0, 0), 80)
+    t, left_out = report.fit_table("one", one, 80)
+    assert [c.header for c in t.columns] == ["what", "value"] and t.row_count == 6 and left_out == ()
+    names = [f"a_long_column_name_{i}" for i in range(8)]
+    many = pa.table({"key": ["k1", "k2"], **{n: [1.0, 2.0] for n in names}, "note": ["word " * 40, "short"]})
+    t, left_out = report.fit_table("many", many, 80)
+    assert t.columns[0].header == "key" and 1 < len(t.columns) < 10
+    assert [c.header for c in t.columns[1:]] + list(left_out) == [*names, "note"]  # in order, none lost
+    chosen = (report.Column("key", "k"), report.Column("note", "what"), report.Column(names[3], "three"))
+    picked, picked_out = report.fit_table("chosen", many, 80, chosen)
+    assert [c.header for c in picked.columns] == ["k", "what", "three"]
+    assert set(picked_out) == {*names} - {names[3]}
+    none, _ = report.fit_table("Failure causes", many.slice(0, 0), 80)
     console = Console(record=True, width=80)
-    for p in [*parts, none]:
+    for p in (t, picked, none):
         console.print(p)
     text = console.export_text()
     assert max(len(line) for line in text.splitlines()) <= 80
+    assert "(1/" not in text and text.count("word") == 40  # the long text folds, whole
     assert "Failure causes\n" in text and "(no rows)" in text  # the title on one line
 
 
@@ -96,6 +115,8 @@ def test_html_report(parquet_con: duckdb.DuckDBPyConnection, tmp_path: Path) -> 
             assert im.format == "PNG" and im.width == 760
     for section in report.SECTIONS:
         assert f"<h2>{html.escape(section.title)}</h2>" in text
+    for column in ("faulted_attempts", "example_episode", "success_rate_excl_infra"):  # left out of the terminal
+        assert f"<th>{column}</th>" in text
     assert "$0.8064/hour" in text
     assert "<h2>Fleet plan: 1,000 replicas</h2>" in text and "<th>fleet per day</th><td>$19.35</td>" in text
     # The first two failure causes' examples (e3, e6) got trajectory pages, linked from the table.

@@ -23,9 +23,9 @@ from osgym.errors import RequestRejected, SetupError
 from osgym.replicas.actions import Hotkey, Press, Typing
 from osgym.replicas.client import Replica
 from osgym.replicas.pool import ReplicaPool, limits_for
+from osgym.suites import templates
 from osgym.tasks.setup import run_setup, run_step
 from osgym.tasks.spec import SetupStep
-from osgym.tasks.suites import templates
 from tests.apps.test_apps_open import SCREEN, SESSION_UP
 from tests.conftest import held_replica
 from tests.replica.helpers import compat_replica

@@ -3,7 +3,7 @@ within 20 s, no other window (tip of the day, first-run wizard, privacy prompt, 
 recovery dialog) appears while it settles, and the replica's accessibility tree holds its
 menu or toolbar items.
 
-One fresh replica per app, with the tier's limits (osgym.replicas.provision.TIER_LIMITS).
+One fresh replica per app, with the tier's limits (osgym.replicas.limits.TIER_LIMITS).
 """
 
 from __future__ import annotations

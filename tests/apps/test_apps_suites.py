@@ -1,6 +1,6 @@
 """Every apps-tier suite on real apps replicas: each template's scripted oracle scores 1.0 on seed 0, and
 a do-nothing policy scores 0.0 on the same variant (so each evaluator can fail). Seed 0 carries the
-suite's seeded variation (theme, zoom, window geometry, a distractor window: osgym.tasks.variation), and
+suite's seeded variation (theme, zoom, window geometry, a distractor window: osgym.suites.variation), and
 every key and click the oracle sends must go to the task's app, judged by the window that had the focus
 (osgym.episodes.focus).
 
@@ -24,15 +24,15 @@ import pytest
 from osgym.agents.policies.base import Policy
 from osgym.agents.policies.noop import NoopPolicy
 from osgym.agents.policies.scripted import ScriptedPolicy
+from osgym.episodes import EpisodeLimits, run_episode
 from osgym.episodes.focus import focus_violations, target_title
-from osgym.episodes.runner import EpisodeLimits, run_episode
 from osgym.episodes.trajectory import Trajectory
 from osgym.errors import ReplicaError
 from osgym.replicas.pool import ReplicaPool, limits_for
-from osgym.tasks.generators import Template
+from osgym.suites import list_suites, required_tier, templates
+from osgym.suites.generators import Template
+from osgym.suites.variation import Variation
 from osgym.tasks.spec import OracleStep, TaskSpec
-from osgym.tasks.suites import list_suites, required_tier, templates
-from osgym.tasks.variation import Variation
 from tests.apps.test_apps_open import SCREEN
 from tests.conftest import SESSION
 

@@ -6,7 +6,7 @@ browser) served on the replica's loopback and shown in a Chromium app window, wi
   at once and opens the file in the running window;
 - a setting changed in VS Code's UI (the color theme, OSWorld task 982d12a5) lands in
   ~/.config/Code/User/settings.json, the file OSWorld's vs_code checks read;
-- ``code --install-extension FILE.vsix`` works offline (task 0512bb38), also when run as root, and
+- ``code --install-extension FILE.vsix`` works offline (task 0512bb38), refused in a root step, and
   ``code --list-extensions`` lists it; an install by marketplace ID fails, with the reason.
 """
 
@@ -133,8 +133,11 @@ def test_code_installs_a_vsix_offline_and_lists_it(make_pool: Callable[..., Repl
         assert replica.execute(["ls", "/sys/class/net"]).output.split() == ["lo"], "the replica has a network"
         replica.write_file("/home/user/probe.vsix", _vsix("osgym", "probe"))
 
-        # As root (docker exec's default): `code` runs as user, so user's profile stays user's.
+        # A root step keeps no capability (osgym.replicas.execution), so `code` cannot switch to user there:
+        # it stops before writing anything, and user's profile stays user's.
         res = replica.execute_as_root(["code", "--install-extension", "/home/user/probe.vsix"], timeout=120)
+        assert res.returncode != 0 and "cannot set groups" in res.error, res
+        res = replica.execute(["code", "--install-extension", "/home/user/probe.vsix"], timeout=120)
         assert res.returncode == 0 and "successfully installed" in res.output, res
         listed = replica.execute(["code", "--list-extensions"], timeout=120)
         assert listed.returncode == 0 and "osgym.probe" in listed.output.split(), listed

@@ -32,6 +32,10 @@ def _task(steps: list[dict[str, object]]) -> dict[str, object]:
         "expected": {"type": "rule", "rules": {"type": "keywords", "keywords": ["youtube"]}}}}
 
 
+HOLDS_HISTORY = "ls -l /proc/$(pgrep -o -x chromium)/fd 2>/dev/null | grep -q '/Default/History$'"
+"""Whether Chromium's main process holds its profile's History database open (it runs as `user`, as this does)."""
+
+
 @pytest.fixture(scope="module")
 def apps(image: str, docker_client: docker.DockerClient) -> Iterator[Replica]:
     with held_replica(image, docker_client, "history", screen=SCREEN, limits=limits_for("apps")) as replica:
@@ -52,7 +56,12 @@ def test_update_browse_history_before_chromium_starts(apps: Replica) -> None:
     # schema it cannot read would be razed and made anew, empty.
     apps.launch(["chromium"])
     apps.wait_window("Chromium", timeout=30)
-    time.sleep(3)  # the history backend opens the database after the window maps
+    # proof that Chromium has read the database, rather than a guess of when: its history backend holds the
+    # file open once it has opened (or razed and remade) it
+    deadline = time.monotonic() + 120
+    while apps.execute(HOLDS_HISTORY, shell=True, timeout=30).returncode != 0:
+        assert time.monotonic() < deadline, "Chromium never opened its History database"
+        time.sleep(0.5)
     assert _rows(apps) == rows
 
 

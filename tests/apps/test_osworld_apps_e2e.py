@@ -25,9 +25,10 @@ import pytest
 from osgym.agents.policies.noop import NoopPolicy
 from osgym.agents.policies.scripted import ScriptedPolicy
 from osgym.replicas.pool import ReplicaPool, limits_for
+from osgym.suites.sample_apps import task_id, write_apps_sample
 from osgym.tasks.asset_fetch import fetch_assets
-from osgym.tasks.assets import AssetCache, missing_assets
-from osgym.tasks.sample_apps import task_id, write_apps_sample
+from osgym.tasks.asset_urls import missing_assets
+from osgym.tasks.assets import AssetCache
 from osgym.tasks.spec import TaskSpec
 from osgym.tasks.taskdir import index_entries, load_entries
 from tests.apps.test_apps_open import SCREEN

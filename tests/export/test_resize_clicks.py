@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 from PIL import Image, ImageDraw
 
-from osgym.agents.parsers import ReplyContext, get_format
+from osgym.agents.formats import ReplyContext, get_format
 from osgym.dataset import DatasetWriter
 from osgym.dataset.resize import fit_size
 from osgym.dataset.sft import export_sft

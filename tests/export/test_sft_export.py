@@ -16,8 +16,7 @@ from typing import Any
 import pytest
 from PIL import Image
 
-from osgym.agents.parsers import ReplyContext, get_format
-from osgym.agents.renderers import RenderContext, same_actions
+from osgym.agents.formats import RenderContext, ReplyContext, get_format, same_actions
 from osgym.analysis.selection import select_from_store
 from osgym.dataset.sft import export_sft
 from osgym.dataset.sft_samples import OMITTED, step_actions

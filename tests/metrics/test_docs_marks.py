@@ -9,9 +9,9 @@ import pytest
 from docx import Document
 from docx.shared import RGBColor
 
+from osgym.suites.office import ODF_NAMESPACES, odt_package
 from osgym.tasks import metrics
 from osgym.tasks.metrics._colour import delta_e_2000
-from osgym.tasks.suites.office import ODF_NAMESPACES, odt_package
 from tests.metrics.cases import Case, File, check, ids, parity
 from tests.metrics.conftest import OSWorld
 

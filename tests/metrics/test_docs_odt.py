@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
+from osgym.suites.apps_documents.pages import odt_bytes
 from osgym.tasks import metrics
-from osgym.tasks.suites.apps_documents.pages import odt_bytes
 from tests.metrics.conftest import Call, OSWorld
 
 BODY = ["Minutes for Ada", "The team meets on Monday in Oslo. Bring a notebook."]

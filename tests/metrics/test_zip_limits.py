@@ -13,7 +13,8 @@ from osgym.tasks import metrics
 from osgym.tasks.metrics import _files
 from tests.metrics.test_docs import TEXT, document
 from tests.metrics.test_slides import deck
-from tests.metrics.test_table import book, data
+from tests.metrics.test_table import data
+from tests.metrics.workbooks import book
 
 PAD = 2 * 2**20  # zeros: a few kilobytes packed
 

@@ -24,9 +24,9 @@ import pytest
 
 from osgym.agents.policies.scripted import _control_enabled
 from osgym.replicas.pool import limits_for
+from osgym.suites.sample_apps import task_id, write_apps_sample
 from osgym.tasks.asset_fetch import fetch_assets
 from osgym.tasks.assets import AssetCache
-from osgym.tasks.sample_apps import task_id, write_apps_sample
 from tests.osworld_client.conftest import SCREEN, AssetServer, OSWorldClient
 from tests.osworld_client.test_osworld_controllers import _pyautogui, _score, _setup, _titles, _until, _wait_focus
 from tests.replica.helpers import compat_replica

@@ -6,8 +6,8 @@ import json
 import shlex
 
 from osgym.agents.policies.openai import OpenAIPolicy
-from osgym.episodes.runner import EpisodeLimits, run_episode
-from osgym.tasks.suites import load_suite
+from osgym.episodes import EpisodeLimits, run_episode
+from osgym.suites import load_suite
 
 TASK = next(t for t in load_suite("desktop-basics") if t.id == "terminal-create-file")
 LIMITS = EpisodeLimits(max_steps=5, deadline_s=120, settle_s=0.5)

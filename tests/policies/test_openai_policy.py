@@ -12,7 +12,7 @@ import pytest
 from PIL import Image
 
 import osgym.agents.policies.openai
-from osgym.agents.parsers import get_format
+from osgym.agents.formats import get_format
 from osgym.agents.policies.base import Decision, Policy
 from osgym.agents.policies.openai import OpenAIPolicy, OpenAIPolicyConfig
 from osgym.errors import ConfigError, PolicyError, error_class_of

@@ -3,6 +3,7 @@ and unknown names fail when the recipe or config loads, naming what is known."""
 
 from __future__ import annotations
 
+import importlib
 import json
 import pkgutil
 from pathlib import Path
@@ -11,8 +12,8 @@ from typing import Any
 import duckdb
 import pytest
 
-import osgym.agents.parsers
-from osgym.agents.parsers import ReplyContext, format_names, get_format
+import osgym.agents.formats
+from osgym.agents.formats import ReplyContext, format_names, get_format
 from osgym.agents.policies import Decision, Policy, make_policy, policy_names, register_policy
 from osgym.agents.policies.openai import OpenAIPolicy
 from osgym.collection import EpisodeSummary, run_collection
@@ -93,8 +94,11 @@ def test_a_name_taken_by_another_class_cannot_be_registered() -> None:
 
 
 def test_every_format_module_registers_a_format_and_all_are_listed() -> None:
-    modules = {m.name for m in pkgutil.iter_modules(osgym.agents.parsers.__path__)} - {"_common", "registry"}
+    modules = {m.name for m in pkgutil.iter_modules(osgym.agents.formats.__path__)} - {"_common", "base", "canonical",
+                                                                                       "registry"}
     assert modules == {"anthropic", "computer13", "osgym_strings", "pyautogui", "uitars"}
+    assert {importlib.import_module(f"osgym.agents.formats.{m}").FORMAT.name for m in modules} == {
+        "anthropic", "computer_13", "osgym", "pyautogui", "uitars"}
     assert set(format_names()) >= {"anthropic", "computer_13", "osgym", "pyautogui", "uitars"}
     with pytest.raises(ConfigError, match="unknown action format 'xml'") as info:
         get_format("xml")

@@ -12,7 +12,7 @@ from pool_support import sigstop
 
 from osgym.dataset import write_sidecar
 from osgym.errors import CapacityError, ReplicaUnreachable
-from osgym.replicas.client import Timeouts
+from osgym.replicas.client import ReplicaState, Timeouts
 from osgym.replicas.events import EVENT_KINDS, events_table
 from osgym.replicas.hosts import DockerHost
 from osgym.replicas.pool import OWNER_LABEL, POOL_LABEL, ReplicaPool, owner_id, reap
@@ -29,12 +29,12 @@ def _wait(cond, timeout: float) -> bool:  # type: ignore[no-untyped-def]
 
 def test_health_checker_replaces_a_hung_idle_replica(make_pool) -> None:  # type: ignore[no-untyped-def]
     pool: ReplicaPool = make_pool(2, health_interval=0.5, timeouts=Timeouts(health=1.0))
-    victim = next(iter(pool._ready.queue))
+    victim = next(r for r in pool.registry.replicas() if r.state is ReplicaState.READY)
     assert pool.healthy == 2
     sigstop(victim.container)
     assert _wait(lambda: any(e.event == "faulted" and e.replica_id == victim.id for e in pool.events), 15)
     # idle counts the ready queue, which may still hold the faulted replica until a lease skips it
-    assert _wait(lambda: pool.healthy == 2 and victim.id not in pool._all, 30)
+    assert _wait(lambda: pool.healthy == 2 and victim.id not in pool.registry, 30)
     fault = next(e for e in pool.events if e.event == "faulted" and e.replica_id == victim.id)
     assert "health check" in (fault.cause or "")
 

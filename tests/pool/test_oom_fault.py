@@ -1,31 +1,139 @@
-"""An OOM kill inside a running replica is recorded as a fault of that replica.
+"""An OOM kill inside a running replica is a fault of that replica, and ends its lease as one.
 
 Docker marks a container ``OOMKilled`` only when the container dies of it; here one
 process inside a leased replica allocates past the memory limit, the kernel kills
-it, and the replica keeps running. The pool must still record the fault.
+it, and the replica keeps running. The pool must still record the fault, once, and
+the episode that held the lease must not stand: it is retried on a fresh replica.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from pathlib import Path
 
-from pool_support import push_past_memory_limit
+import docker
+import pytest
+from pool_support import push_past_memory_limit, run_jobs
 
-from osgym.replicas.health import OOM_CAUSE
+from osgym.collection.collector import Collector, plan_jobs
+from osgym.collection.recipe import load_recipe
+from osgym.errors import ReplicaOomKilled
+from osgym.replicas.accounting import find_cgroup, read_oom_kills
+from osgym.replicas.client import Replica
+from osgym.replicas.events import PoolEvent
+from osgym.replicas.health import OOM_CAUSE, OOM_WINDOW_S
 from osgym.replicas.pool import ReplicaPool
+
+
+def _faults(pool: ReplicaPool, replica_id: str) -> list[PoolEvent]:
+    return [e for e in pool.events if e.event == "faulted" and e.replica_id == replica_id]
+
+
+def _oom_kills(replica: Replica) -> int:
+    paths = find_cgroup(replica.container.id)
+    assert paths is not None, "the test reads the replica's cgroup to know when the kernel killed"
+    kills = read_oom_kills(paths)
+    assert kills is not None
+    return kills
 
 
 def test_an_oom_kill_inside_a_running_replica_is_a_recorded_fault(make_pool: Callable[..., ReplicaPool]) -> None:
     pool = make_pool(1)
     faulted_before = pool.stats.faulted
-    with pool.lease() as replica:
+    with pytest.raises(ReplicaOomKilled), pool.lease() as replica:
         push_past_memory_limit(replica.container)
         deadline = time.monotonic() + 30
-        while not [e for e in pool.events if e.event == "faulted" and e.replica_id == replica.id]:
+        while not _faults(pool, replica.id):
             assert time.monotonic() < deadline, f"no fault recorded for the OOM kill: {pool.events}"
             time.sleep(0.1)
         assert replica.health()["status"] == "ok", "only the allocating process was killed"
-    [fault] = [e for e in pool.events if e.event == "faulted" and e.replica_id == replica.id]
+    [fault] = _faults(pool, replica.id)
     assert fault.cause == OOM_CAUSE and fault.host == replica.host
     assert pool.stats.faulted == faulted_before + 1
+
+
+def _docker_ooms(client: docker.DockerClient, container_id: str, since: float) -> int:
+    """The ``oom`` events Docker has reported for a container since ``since`` (Unix time)."""
+    events = client.api.events(since=int(since) - 1, until=int(time.time()), decode=True,
+                               filters={"type": "container", "event": "oom", "container": container_id})
+    return sum(1 for _ in events)
+
+
+def test_a_lease_that_ends_just_after_an_oom_kill_ends_as_a_fault_recorded_once(
+        make_pool: Callable[..., ReplicaPool], docker_client: docker.DockerClient) -> None:
+    pool = make_pool(1)
+    t0 = time.time()
+    with pytest.raises(ReplicaOomKilled), pool.lease() as replica:
+        before = _oom_kills(replica)
+        push_past_memory_limit(replica.container)
+        deadline = time.monotonic() + 30
+        while _oom_kills(replica) == before:  # the kernel has killed; Docker may not have said so yet
+            assert time.monotonic() < deadline, "the allocation was never OOM-killed"
+            time.sleep(0.01)
+    faults = _faults(pool, replica.id)
+    assert faults and {f.cause for f in faults} == {OOM_CAUSE}
+    time.sleep(3)  # Docker's own report of the kill has come by now: the lease's end must not have added a fault
+    # one fault per kill Docker reports (the kernel may kill more than one process for one allocation)
+    assert len(_faults(pool, replica.id)) == _docker_ooms(docker_client, replica.container.id, t0), pool.events
+
+
+def test_a_kill_docker_never_reports_is_still_the_leases_fault(make_pool: Callable[..., ReplicaPool]) -> None:
+    pool = make_pool(1)
+    pool.health.oom.stop()  # Docker's events go unread from now on (a dropped stream, a slow daemon)
+    time.sleep(OOM_WINDOW_S + 1)  # the watcher's last window ends
+    with pytest.raises(ReplicaOomKilled), pool.lease() as replica:
+        before = _oom_kills(replica)
+        push_past_memory_limit(replica.container)
+        deadline = time.monotonic() + 30
+        while _oom_kills(replica) == before:
+            assert time.monotonic() < deadline, "the allocation was never OOM-killed"
+            time.sleep(0.01)
+    [fault] = _faults(pool, replica.id)  # recorded from the cgroup, once
+    assert fault.cause == OOM_CAUSE and fault.host == replica.host
+
+
+def _recipe(tmp_path: Path, retries: int):  # type: ignore[no-untyped-def]
+    return load_recipe({"name": "oom", "episodes": 1, "replicas": 1, "standby": 0, "screen": [1280, 800],
+                        "max_steps": 10, "settle_s": 0.2, "retries": retries, "store": str(tmp_path)})
+
+
+def _oom_first_lease(pool: ReplicaPool, hit: list[tuple[str, str]]) -> Callable[[PoolEvent], None]:
+    """An event hook that OOM-kills a process in the first leased replica before its episode starts."""
+    def on_event(ev: PoolEvent) -> None:
+        if ev.event != "leased" or hit:
+            return
+        replica = pool.registry.get(ev.replica_id)
+        assert replica is not None
+        hit.append((ev.replica_id, replica.container.id))
+        push_past_memory_limit(replica.container)
+        deadline = time.monotonic() + 30
+        while not _faults(pool, ev.replica_id):  # the episode runs on after the kill, as an agent's would
+            assert time.monotonic() < deadline, "the OOM kill was never recorded"
+            time.sleep(0.05)
+    return on_event
+
+
+@pytest.mark.parametrize("retries", [2, 0], ids=["retried", "last-attempt"])
+def test_an_episode_whose_replica_had_an_oom_kill_is_a_replica_fault(
+        make_pool: Callable[..., ReplicaPool], docker_client: docker.DockerClient, image: str, tmp_path: Path,
+        retries: int) -> None:
+    pool = make_pool(1)
+    t0 = time.time()
+    hit: list[tuple[str, str]] = []
+    pool.on_event = _oom_first_lease(pool, hit)
+    recipe = _recipe(tmp_path, retries)
+    [result] = run_jobs(Collector(recipe, pool, image), plan_jobs(recipe, "oom-run"), workers=1,
+                        retries=recipe.retries)
+    t = result.trajectory
+    assert hit, "no replica was leased"
+    if retries:
+        assert result.attempts == 2, "the episode on the OOM-hit replica must not stand"
+        assert result.replica_id not in (None, hit[0][0]), "the retry runs on a fresh replica"
+        assert t.error_class is None and len(t.steps) >= 1, t.error_message
+    else:
+        assert result.attempts == 1 and t.error_class == "replica_fault"
+        assert "ReplicaOomKilled" in (t.error_message or ""), t.error_message
+    faults = _faults(pool, hit[0][0])
+    assert faults and {f.cause for f in faults} == {OOM_CAUSE}
+    assert len(faults) == _docker_ooms(docker_client, hit[0][1], t0), "one fault per kill Docker reported"

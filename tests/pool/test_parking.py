@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 
 import pytest
@@ -9,7 +10,7 @@ import pytest
 from osgym.errors import ConfigError, PoolError
 from osgym.replicas import accounting, parking
 from osgym.replicas.client import Replica
-from osgym.replicas.pool import ReplicaPool
+from osgym.replicas.pool import ReplicaPool, limits_for
 
 pytestmark = [pytest.mark.docker]
 
@@ -31,7 +32,9 @@ def _charged(replica: Replica) -> int:
 
 def test_a_parked_replica_gives_back_its_cache_keeps_working_and_unparks(
         make_pool: Callable[..., ReplicaPool]) -> None:
-    pool = make_pool(1)
+    # The home on the writable layer (home_mib=None): the default tmpfs home holds pages no bound can give
+    # back without a swap share, which is what the next test is for.
+    pool = make_pool(1, limits=dataclasses.replace(limits_for("desktop"), home_mib=None))
     with pool.lease() as r:
         # clean page cache the replica is charged for: 160 MiB written to its home, then flushed
         assert r.execute("dd if=/dev/zero of=$HOME/blob bs=1M count=160 status=none && sync").returncode == 0

@@ -1,6 +1,7 @@
 """The provisioner's start retry (osgym.retrying): fresh containers for replica faults, nothing else retried.
 
-No container starts here: ``start_one`` is replaced, so only the retry and slot accounting run.
+No container starts here: ``start_one`` is replaced, so only the retry and the slot accounting (the pool's
+registry, on purpose) run.
 """
 
 from __future__ import annotations
@@ -32,9 +33,9 @@ def test_a_failed_start_is_retried_on_a_fresh_container(pool: ReplicaPool, monke
         return "replica"
 
     monkeypatch.setattr(pool.provisioner, "start_one", start_one)
-    pool._slots = 1
+    pool.registry.slots = 1
     assert pool.provisioner.start_with_retry() == "replica"
-    assert tries == ["local"] * 3 and pool._slots == 1
+    assert tries == ["local"] * 3 and pool.registry.slots == 1
 
 
 def test_the_last_fault_is_raised_and_the_slot_freed(pool: ReplicaPool, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -45,22 +46,22 @@ def test_the_last_fault_is_raised_and_the_slot_freed(pool: ReplicaPool, monkeypa
         raise ReplicaStartTimeout(f"try {len(tries)}")
 
     monkeypatch.setattr(pool.provisioner, "start_one", start_one)
-    pool._slots = 1
+    pool.registry.slots = 1
     with pytest.raises(ReplicaStartTimeout, match="try 3"):
         pool.provisioner.start_with_retry()
-    assert len(tries) == 3 and pool._slots == 0
+    assert len(tries) == 3 and pool.registry.slots == 0
 
 
 def test_a_closed_pool_or_quarantined_hosts_are_not_retried(pool: ReplicaPool,
                                                             monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(pool.provisioner, "start_one", lambda host: pytest.fail("must not start"))
     pool.hosts[0].quarantine("test")
-    pool._slots = 1
+    pool.registry.slots = 1
     with pytest.raises(PoolError, match="every host is quarantined"):
         pool.provisioner.start_with_retry()
-    assert pool._slots == 0
-    pool._closed, pool._slots = True, 1
+    assert pool.registry.slots == 0
+    pool.registry.closed, pool.registry.slots = True, 1
     with pytest.raises(PoolError, match="is closed"):
         pool.provisioner.start_with_retry()
-    assert pool._slots == 0
-    pool._closed = False
+    assert pool.registry.slots == 0
+    pool.registry.closed = False

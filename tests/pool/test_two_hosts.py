@@ -33,7 +33,7 @@ def test_replicas_spread_over_two_hosts_and_the_run_survives_one_dying(  # type:
     killed_at: list[float] = []
 
     def kill_when_busy() -> None:
-        while pool.stats.leased < 6 and not pool._closed:
+        while pool.stats.leased < 6 and not pool.closed:
             time.sleep(0.1)
         second_daemon.kill()
         killed_at.append(time.time())

@@ -15,6 +15,7 @@ import pytest
 from typer.testing import CliRunner
 
 from osgym.cli import app
+from osgym.errors import ReplicaOomKilled
 from osgym.replicas import ksm, zram
 from osgym.replicas.pool import ReplicaLimits, ReplicaPool
 
@@ -66,10 +67,11 @@ def test_a_replica_outgrows_its_memory_limit_into_zram_only_with_a_swap_share(
     zram.tune(zram.parse_size("1G"), "lz4", state_file=zram_state)
     held = make_pool(1, limits=ReplicaLimits(mem_mib=256))  # the default: no swap
     swapping = make_pool(1, limits=ReplicaLimits(mem_mib=256, swap_mib=512))
-    with held.lease() as r:
+    # killed by the cgroup's OOM killer: the replica lives, and its lease ends as a replica fault
+    with pytest.raises(ReplicaOomKilled), held.lease() as r:
         res = r.execute(["python3", "-c", ALLOCATE], timeout=60)
-        assert res.returncode != 0 and not res.output.startswith("400"), res  # killed by the cgroup's OOM killer
-        assert r.execute("echo alive", shell=True, timeout=20).output.strip() == "alive"  # the replica lives
+        assert res.returncode != 0 and not res.output.startswith("400"), res
+        assert r.execute("echo alive", shell=True, timeout=20).output.strip() == "alive"
     with swapping.lease() as r:
         res = r.execute(["python3", "-c", ALLOCATE], timeout=60)
         assert res.returncode == 0 and res.output.split()[0] == "400", res

@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from osgym.agents.parsers import parse_anthropic, parse_pyautogui, parse_uitars
+from osgym.agents.formats import parse_anthropic, parse_pyautogui, parse_uitars
 from osgym.errors import RequestRejected
 from osgym.replicas.actions import Click
 from osgym.replicas.client import Replica

@@ -137,13 +137,20 @@ def test_settle_waits_until_the_screen_has_been_quiet_that_long(
     replica.launch(["xterm"])
     replica.wait_window("xterm", focused=True)
     replica.act([Typing(text="clear\n")], settle=3.0)
-    body = {"actions": [Typing(text="sleep 1; clear\n").to_json()],
+    replica.execute(["rm", "-f", "/tmp/cleared"])
+    body = {"actions": [Typing(text="sleep 1; clear; touch /tmp/cleared\n").to_json()],
             "settle": {"timeout": 5.0, "interval": 0.05, **rule}}
     out = replica.api.request("POST", "/actions", json=body, timeout=15).json()
     assert out["settled"] is True
     assert out["settled_by"] == rule.get("mode", "frames")
     at_return = replica.screenshot().data
-    time.sleep(2.0)  # the clear has long been drawn by now
+    # proof that the clear is over, not a guess of how long it takes: xterm ran it before the touch, and the
+    # screen has been quiet since
+    deadline = time.monotonic() + 60
+    while replica.execute(["test", "-e", "/tmp/cleared"]).returncode != 0:
+        assert time.monotonic() < deadline, "xterm never ran the command"
+        time.sleep(0.1)
+    assert replica.act([], settle=10.0, quiet=0.5)["settled"] is True
     assert (replica.screenshot().data != at_return) is settled_before_the_clear
 
 
@@ -153,16 +160,17 @@ def test_settle_waits_its_minimum_on_a_still_screen(shared_replica: Replica, mod
     t0 = time.monotonic()
     out = shared_replica.act([], settle=3.0, mode=mode, minimum=0.5, quiet=0.05)
     took = time.monotonic() - t0
+    # settled (not timed out) is the replica's own proof that it ended before the 3 s timeout
     assert out["settled"] is True and out["settled_by"] == mode
-    assert 0.5 <= took < 2.5, took
+    assert took >= 0.5, took
 
 
 def test_damage_settle_ends_quiet_after_the_last_drawing_not_at_its_timeout(shared_replica: Replica) -> None:
     shared_replica.act([], settle=3.0)
-    t0 = time.monotonic()
     out = shared_replica.act([MoveTo(x=30, y=30)], settle=5.0, mode="damage", minimum=0.0, quiet=0.1)
+    # settled is the replica's word that the quiet window passed before the timeout: a settle that waited for
+    # its timeout answers settled False, however loaded the machine
     assert out["settled"] is True and out["settled_by"] == "damage"
-    assert time.monotonic() - t0 < 2.0
 
 
 @pytest.mark.parametrize("rule, named", [({"mode": "pixels"}, "settle.mode"), ({"min": 9}, "min"),

@@ -248,7 +248,7 @@ def test_server_runs_as_osgym_with_setuid_and_setgid_only(sec_replica: Replica) 
     assert {k: int(v, 16) for k, v in caps.items()} == {"CapInh": 0, "CapPrm": 0xC0, "CapEff": 0xC0,
                                                         "CapBnd": 0xC0, "CapAmb": 0}, caps
     hc = api.inspect_container(cid)["HostConfig"]
-    assert hc["CapDrop"] == ["ALL"] and sorted(hc["CapAdd"]) == ["SETGID", "SETUID"]
+    assert hc["CapDrop"] == ["ALL"] and sorted(hc["CapAdd"]) == ["SETGID", "SETPCAP", "SETUID"]
     assert "no-new-privileges" in hc["SecurityOpt"]
 
 

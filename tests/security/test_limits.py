@@ -34,14 +34,14 @@ import docker
 import docker.errors
 import pytest
 
-from osgym.agents.parsers import parse_anthropic, parse_pyautogui_response
+from osgym.agents.formats import parse_anthropic, parse_pyautogui_response
 from osgym.agents.policies.base import Decision
-from osgym.episodes.runner import EpisodeLimits, run_episode
+from osgym.episodes import EpisodeLimits, run_episode
 from osgym.errors import PolicyError, ReplicaError, ReplicaUnreachable, RequestRejected, ResponseTooLarge
 from osgym.replicas.actions import MAX_ACTIONS_PER_REPLY, Wait, check_reply
 from osgym.replicas.client import ControlClient, Replica, Timeouts
 from osgym.replicas.pool import ReplicaLimits, ReplicaPool
-from osgym.tasks.suites import load_suite
+from osgym.suites import load_suite
 
 _SERVER_DIR = Path(__file__).resolve().parents[2] / "replica_images" / "server"
 
@@ -439,13 +439,17 @@ def test_a_file_larger_than_the_download_cap_is_refused(limits_replica: Replica)
 
 def test_the_writable_layer_size_reaches_docker_only_where_the_operator_sets_it(
         image: str, docker_client: docker.DockerClient, monkeypatch: pytest.MonkeyPatch) -> None:
-    # overlay2 bounds a writable layer only on xfs with pquota: the size is an operator setting, unset by default.
-    pool = ReplicaPool(image, 1, standby=0, name=f"lim-cfg-{os.getpid()}", docker_client=docker_client)
-    try:
-        monkeypatch.delenv("OSGYM_REPLICA_DISK_MIB", raising=False)
-        assert "storage_opt" not in pool.provisioner.container_config("r", Path("/nonexistent"), None)["host_kw"]
-        monkeypatch.setenv("OSGYM_REPLICA_DISK_MIB", "2048")
-        host_kw = pool.provisioner.container_config("r", Path("/nonexistent"), None)["host_kw"]
-        assert host_kw["storage_opt"] == {"size": "2048m"}
-    finally:
-        pool.close()
+    # overlay2 bounds a writable layer only on xfs with pquota: the size is an operator setting, unset by default,
+    # read once, when a pool is made.
+    def host_kw() -> dict[str, Any]:
+        pool = ReplicaPool(image, 1, standby=0, name=f"lim-cfg-{os.getpid()}", docker_client=docker_client)
+        try:
+            kw: dict[str, Any] = pool.provisioner.container_config("r", Path("/nonexistent"), None)["host_kw"]
+            return kw
+        finally:
+            pool.close()
+
+    monkeypatch.delenv("OSGYM_REPLICA_DISK_MIB", raising=False)
+    assert "storage_opt" not in host_kw()
+    monkeypatch.setenv("OSGYM_REPLICA_DISK_MIB", "2048")
+    assert host_kw()["storage_opt"] == {"size": "2048m"}

@@ -30,12 +30,11 @@ import yaml
 
 from osgym.agents.policies.noop import NoopPolicy
 from osgym.collection import run_collection
-from osgym.dataset.backends import open_backend
-from osgym.dataset.backends.s3 import S3Options
-from osgym.episodes.runner import EpisodeLimits, run_episode
+from osgym.episodes import EpisodeLimits, run_episode
 from osgym.errors import ConfigError, EvaluatorError, SetupError, StoreError, TaskLoadError
 from osgym.replicas.pool import POOL_LABEL, ReplicaPool
 from osgym.replicas.reaper import OWNER_LABEL
+from osgym.storage import S3Options, open_backend
 from osgym.tasks.files import Scratch, read_task_file
 from osgym.tasks.spec import TaskSpec, load_task
 from tests.conftest import SESSION, TEST_SCREEN

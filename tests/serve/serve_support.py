@@ -5,6 +5,8 @@ from __future__ import annotations
 import base64
 import contextlib
 import io
+import socket
+import threading
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -89,3 +91,34 @@ class OSGymClient:
 
     def close(self) -> None:
         self.http.close()
+
+
+class UnixPeer:
+    """A real Unix socket on the host that accepts in a thread and hands each connection to :meth:`handle`."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.connections = 0
+        self._server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self._server.bind(str(path))
+        self._server.listen(8)
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                conn, _ = self._server.accept()
+            except OSError:
+                return
+            self.connections += 1
+            threading.Thread(target=self._serve, args=(conn,), daemon=True).start()
+
+    def _serve(self, conn: socket.socket) -> None:
+        with conn, contextlib.suppress(OSError):
+            self.handle(conn)
+
+    def handle(self, conn: socket.socket) -> None:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        self._server.close()

@@ -15,7 +15,8 @@ from serve_support import TOKEN, folder_task, plain_task, running
 
 from osgym.replicas.pool import ReplicaPool
 from osgym.serving.gym_env import ENV_ID, DesktopEnv, DesktopVectorEnv
-from osgym.serving.sessions import ServeLimits, SessionManager
+from osgym.serving.limits import ServeLimits
+from osgym.serving.sessions import SessionManager
 from osgym.tasks.spec import load_task
 from tests.conftest import SESSION
 

@@ -180,11 +180,12 @@ def test_a_vanished_clients_replica_is_reclaimed(server: tuple[Serving, str], cl
     assert "reclaimed" in client.step(vm, "wait()").json()["message"]
     # the replica went back to the pool: released (not faulted), its container removed, a fresh one leasable
     assert any(e.event == "released" and e.replica_id == replica.id for e in s.pool.events)
+    # a container removed between docker-py's listing and its look at each one is gone, not an error
     deadline = time.monotonic() + 60
-    while docker_client.containers.list(all=True, filters={"id": replica.container.id}) \
+    while docker_client.containers.list(all=True, filters={"id": replica.container.id}, ignore_removed=True) \
             and time.monotonic() < deadline:
         time.sleep(0.2)
-    assert not docker_client.containers.list(all=True, filters={"id": replica.container.id})
+    assert not docker_client.containers.list(all=True, filters={"id": replica.container.id}, ignore_removed=True)
     again = client.reset(infeasible_task()).json()["vm_id"]
     assert s.manager.get(OWNER, again).replica.id != replica.id
 

@@ -8,7 +8,7 @@ import pytest
 
 from osgym.agents.policies.noop import NoopPolicy
 from osgym.agents.policies.scripted import ScriptedPolicy
-from osgym.episodes.runner import EpisodeLimits, run_episode
+from osgym.episodes import EpisodeLimits, run_episode
 from osgym.errors import TaskLoadError
 from osgym.replicas.pool import ReplicaPool
 from osgym.tasks.spec import OracleStep, TaskSpec, load_task

@@ -24,7 +24,7 @@ import boto3
 import pytest
 from botocore.config import Config
 
-from osgym.dataset.backends.s3 import S3Options
+from osgym.storage import S3Options
 
 ACCESS_KEY = "OSGYMTESTACCESSKEY"
 SECRET_KEY = "osgym-test-secret-key-0123456789"

@@ -16,19 +16,10 @@ import pyarrow.parquet as pq
 import pytest
 from store_synth import make_episode
 
-from osgym.dataset import (
-    Backend,
-    DatasetWriter,
-    StoreURI,
-    merge_parts,
-    open_dataset,
-    parse_uri,
-    register_backend,
-    write_sidecar,
-)
-from osgym.dataset.backends import unregister_backend
-from osgym.dataset.backends.base import parquet_info
+from osgym.dataset import DatasetWriter, merge_parts, open_dataset, write_sidecar
 from osgym.errors import StoreError
+from osgym.storage import Backend, StoreURI, parse_uri, register_backend, unregister_backend
+from osgym.storage.base import parquet_info
 
 SMALL_SHARD = 24 * 1024
 

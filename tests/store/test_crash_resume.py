@@ -32,9 +32,9 @@ from store_support import ACCESS_KEY, BUCKET, SECRET_KEY, SeaweedS3
 from osgym.collection.collector import plan_jobs
 from osgym.collection.recipe import load_recipe
 from osgym.dataset import open_dataset
-from osgym.dataset.backends import open_backend
 from osgym.dataset.layout import SHARD_RE, run_dir
 from osgym.replicas.pool import OWNER_LABEL, POOL_LABEL, reap
+from osgym.storage import open_backend
 
 ROOT = Path(__file__).resolve().parents[2]
 EPISODES = 16
@@ -65,8 +65,11 @@ def _pools_of(client: docker.DockerClient, pid: int) -> set[str]:
 def test_a_killed_collect_keeps_its_committed_episodes_and_the_rerun_skips_them(  # type: ignore[no-untyped-def]
         kind: str, image: str, docker_client, tmp_path: Path, request: pytest.FixtureRequest,
         monkeypatch: pytest.MonkeyPatch) -> None:
+    staging = tmp_path / "tmp"  # where an S3 run stages its open shard ($TMPDIR/osgym-shards-*)
+    staging.mkdir(mode=0o700)
     env = {**os.environ, "PREFECT_SERVER_ANALYTICS_ENABLED": "false", "DO_NOT_TRACK": "1",
-           "PREFECT_HOME": str(tmp_path / "prefect"), "COLUMNS": "400", "PYTHONPATH": str(ROOT)}
+           "PREFECT_HOME": str(tmp_path / "prefect"), "COLUMNS": "400", "PYTHONPATH": str(ROOT),
+           "TMPDIR": str(staging)}
     if kind == "local":
         store = str(tmp_path / "data")
     else:
@@ -101,6 +104,7 @@ def test_a_killed_collect_keeps_its_committed_episodes_and_the_rerun_skips_them(
         os.killpg(first.pid, signal.SIGKILL)
         first.wait(timeout=30)
         committed = _committed_ids(store)  # what a shard the kill may have interrupted did not add to
+        left_staged = sorted(p.name for p in staging.glob("osgym-shards-*"))
         assert 0 < len(committed) < EPISODES, f"{len(committed)} of {EPISODES} committed: kill it earlier"
         assert committed <= planned
     finally:
@@ -119,6 +123,8 @@ def test_a_killed_collect_keeps_its_committed_episodes_and_the_rerun_skips_them(
     print(f"\n{kind}: {len(committed)} of {EPISODES} episodes committed before SIGKILL; the re-run skipped "
           f"{skipped} and wrote {written}")
     assert skipped == len(committed), "the re-run must skip exactly the episodes committed before the kill"
+    print(f"{kind}: staging directories the kill left: {left_staged}")
+    assert not list(staging.glob("osgym-shards-*")), "the re-run reclaims the killed run's staging files"
     assert written == EPISODES - skipped
 
     ids = Counter(open_dataset(store, DATASET).episodes.to_table(columns=["episode_id"]).column("episode_id")

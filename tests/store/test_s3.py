@@ -13,8 +13,10 @@ from store_support import ACCESS_KEY, BUCKET, SECRET_KEY, SeaweedS3
 from store_synth import make_episode
 
 from osgym.dataset import DatasetWriter, open_dataset
-from osgym.dataset.backends.s3 import S3Options, duckdb_s3_route, is_transient
 from osgym.errors import StoreError
+from osgym.storage import S3Options
+from osgym.storage.s3 import duckdb_s3_route
+from osgym.storage.s3_faults import is_transient
 
 SMALL_SHARD = 24 * 1024
 
@@ -103,7 +105,7 @@ def test_endpoint_outage_fails_loudly_then_the_rerun_completes_once_each(
 ) -> None:
     server, uri, n = fresh_seaweed, f"s3://{BUCKET}/fault", 40
     opts = server.options(retries=2, backoff_s=0.05, max_attempts=1, connect_timeout_s=1)
-    caplog.set_level(logging.WARNING, logger="osgym.dataset.backends.s3")
+    caplog.set_level(logging.WARNING, logger="osgym.storage.s3")
 
     writer = DatasetWriter(uri, "ds", "rf", s3=opts, shard_max_bytes=SMALL_SHARD)
     with pytest.raises(StoreError, match="after 3 attempts") as failure:

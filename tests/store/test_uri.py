@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from osgym.dataset import DatasetWriter, StoreURI, parse_uri
+from osgym.dataset import DatasetWriter
+from osgym.storage import StoreURI, parse_uri
 
 
 @pytest.mark.parametrize(

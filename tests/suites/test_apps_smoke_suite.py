@@ -12,9 +12,9 @@ import pytest
 from osgym.collection.collector import plan_jobs
 from osgym.collection.recipe import load_recipe
 from osgym.errors import ConfigError
-from osgym.tasks.generators import content_key
-from osgym.tasks.suites import generate, list_suites, required_tier, templates
-from osgym.tasks.suites.apps_smoke.common import write_expected
+from osgym.suites import generate, list_suites, required_tier, templates
+from osgym.suites.apps_smoke.common import write_expected
+from osgym.suites.generators import content_key
 
 RECIPE = Path(__file__).resolve().parents[2] / "datasets" / "apps-smoke.yaml"
 INPUT_OPS = {"type", "press", "hotkey", "click", "click_window"}

@@ -9,9 +9,9 @@ from collections.abc import Iterator
 
 import pytest
 
-from osgym.tasks.generators import Template, content_key
+from osgym.suites import generate, list_suites, required_tier, templates
+from osgym.suites.generators import Template, content_key
 from osgym.tasks.spec import TaskSpec
-from osgym.tasks.suites import generate, list_suites, required_tier, templates
 from tests.suites.processes import Pending, in_processes, params, selected
 
 SUITES = {"apps-browser": "web-", "apps-images": "img-", "apps-media": "media-", "apps-mail": "mail-",

@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from osgym import suites
 from osgym.cli import app
 from osgym.collection.collector import plan
 from osgym.collection.recipe import load_recipe
-from osgym.tasks import suites
-from osgym.tasks.suite_export import export_variants, task_uuid, write_export
+from osgym.suites.export import export_variants, task_uuid, write_export
 
 OSWORLD_FIELDS = {"id", "snapshot", "instruction", "source", "config", "trajectory", "related_apps", "evaluator"}
 

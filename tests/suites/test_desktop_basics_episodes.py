@@ -16,13 +16,13 @@ import pytest
 
 from osgym.agents.policies.noop import NoopPolicy
 from osgym.agents.policies.scripted import ScriptedPolicy
-from osgym.episodes.runner import EpisodeLimits, run_episode
+from osgym.episodes import EpisodeLimits, run_episode
 from osgym.episodes.trajectory import Trajectory
 from osgym.errors import ReplicaError
 from osgym.replicas.pool import ReplicaPool
-from osgym.tasks.generators import Template
+from osgym.suites import templates
+from osgym.suites.generators import Template
 from osgym.tasks.spec import TaskSpec
-from osgym.tasks.suites import templates
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 

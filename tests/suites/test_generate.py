@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from osgym.errors import ConfigError, TaskLoadError
-from osgym.tasks.generators import content_key
-from osgym.tasks.suites import describe, expand, generate, list_suites, load_suite, templates
+from osgym.suites import describe, expand, generate, list_suites, load_suite, templates
+from osgym.suites.generators import content_key
 
 
 def test_suite_has_30_plus_templates_across_domains_with_infeasible_ones() -> None:

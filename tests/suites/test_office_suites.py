@@ -17,10 +17,10 @@ import openpyxl
 import pytest
 from openpyxl.styles import Font
 
-from osgym.tasks.generators import Template, content_key
+from osgym.suites import generate, list_suites, required_tier, templates
+from osgym.suites.generators import Template, content_key
 from osgym.tasks.metrics import score
 from osgym.tasks.spec import TaskSpec
-from osgym.tasks.suites import generate, list_suites, required_tier, templates
 from tests.suites.processes import Pending, in_processes, params, selected
 
 SUITES = {"apps-spreadsheet": "sheet-", "apps-documents": "doc-", "apps-presentations": "slides-"}
@@ -158,7 +158,7 @@ def test_a_sheet_with_the_asked_cells_scores_one_and_the_untouched_input_zero(tm
 
 
 def test_a_pptx_deck_with_the_asked_texts_scores_one_and_one_without_them_zero(tmp_path: Path) -> None:
-    from osgym.tasks.suites.apps_presentations.impress import deck_bytes
+    from osgym.suites.apps_presentations.impress import deck_bytes
 
     task = _by_id("slides-title-bullets").variant(11)
     ev = _evaluator(task)

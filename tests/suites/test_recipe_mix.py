@@ -11,8 +11,8 @@ import pytest
 from osgym.collection.collector import plan
 from osgym.collection.recipe import load_recipe
 from osgym.errors import ConfigError
-from osgym.tasks.generators import content_key
-from osgym.tasks.suites import list_suites, required_tier, templates
+from osgym.suites import list_suites, required_tier, templates
+from osgym.suites.generators import content_key
 
 MIX = {"name": "mix", "episodes": 30, "suites": {"apps-smoke": 2, "desktop-basics": 1}, "tier": "apps",
        "image": "osgym/apps"}  # an image named outright: desktop-basics' tier is not checked against it

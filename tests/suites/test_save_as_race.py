@@ -26,13 +26,13 @@ import pytest
 
 from osgym.agents.policies.base import Decision
 from osgym.agents.policies.scripted import ScriptedPolicy, _control_enabled
-from osgym.episodes.runner import EpisodeLimits, run_episode
+from osgym.episodes import EpisodeLimits, run_episode
 from osgym.episodes.trajectory import Step
 from osgym.replicas.actions import Hotkey, Press, Typing
 from osgym.replicas.observation import Observation
 from osgym.replicas.pool import ReplicaPool
+from osgym.suites import templates
 from osgym.tasks.spec import TaskSpec
-from osgym.tasks.suites import templates
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 

@@ -8,7 +8,7 @@ from osgym.agents.policies.scripted import ScriptedPolicy
 from osgym.errors import PolicyError
 from osgym.replicas.actions import Done, MoveTo, Press, Typing
 from osgym.replicas.observation import Observation, Window
-from osgym.tasks.suites import templates
+from osgym.suites import templates
 
 
 class _EveryTitle(Window):

@@ -18,10 +18,10 @@ from openpyxl.chart.series import Series
 from openpyxl.worksheet.filters import FilterColumn, Filters
 from openpyxl.worksheet.worksheet import Worksheet
 
+from osgym.suites import templates
+from osgym.suites.apps_spreadsheet import CHART
+from osgym.suites.apps_spreadsheet.views import CHARTS
 from osgym.tasks.spec import TaskSpec
-from osgym.tasks.suites import templates
-from osgym.tasks.suites.apps_spreadsheet import CHART
-from osgym.tasks.suites.apps_spreadsheet.views import CHARTS
 from tests.suites.test_office_suites import _evaluator, _score, _written
 
 SEEDS = range(6)

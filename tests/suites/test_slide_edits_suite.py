@@ -15,10 +15,10 @@ from typing import Any
 from pptx import Presentation
 from pptx.util import Inches
 
+from osgym.suites import templates
+from osgym.suites.apps_presentations.slide_edits import SLIDE_FACTS
 from osgym.tasks.metrics import score
 from osgym.tasks.spec import TaskSpec
-from osgym.tasks.suites import templates
-from osgym.tasks.suites.apps_presentations.slide_edits import SLIDE_FACTS
 
 TEMPLATES = {t.id: t for t in templates("apps-presentations")}
 

@@ -29,10 +29,10 @@ from typing import Any
 import pytest
 from PIL import Image, ImageDraw
 
-from osgym.tasks import suites
-from osgym.tasks.generators import content_key
+from osgym import suites
+from osgym.suites.export import OSGYM_KEY, task_uuid, to_osworld
+from osgym.suites.generators import content_key
 from osgym.tasks.spec import TaskSpec, load_task
-from osgym.tasks.suite_export import OSGYM_KEY, task_uuid, to_osworld
 from tests.metrics.conftest import NEEDED
 from tests.osworld_venv import desktop_env_venv
 from tests.suites.processes import Pending, in_processes, params, selected

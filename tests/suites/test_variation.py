@@ -1,4 +1,4 @@
-"""The seeded variation of apps-tier tasks (osgym.tasks.variation), on the task JSON: it only adds setup
+"""The seeded variation of apps-tier tasks (osgym.suites.variation), on the task JSON: it only adds setup
 steps around the target app's start, is deterministic per seed, covers its themes and zooms, keeps windows
 on the screen, and its distractor never passes for the target. The GUI side (oracles scoring 1.0 on varied
 variants, their input going to the app) is tests/apps/test_apps_suites.py."""
@@ -11,10 +11,10 @@ import re
 
 import pytest
 
-from osgym.tasks.generators import Template, launch, wait
+from osgym.suites import list_suites, required_tier, templates
+from osgym.suites.generators import Template, launch, wait
+from osgym.suites.variation import DISTRACTOR_DIR, DPIS, NONE, THEMES, Variation
 from osgym.tasks.spec import SetupStep
-from osgym.tasks.suites import list_suites, required_tier, templates
-from osgym.tasks.variation import DISTRACTOR_DIR, DPIS, NONE, THEMES, Variation
 
 APPS = [t for name in list_suites() if required_tier(name) == "apps" for t in templates(name)]
 SEEDS = range(60)

@@ -1,7 +1,8 @@
-"""The Policy protocol: ``act(observation, history) -> Decision``."""
+"""The Policy protocol: ``act(observation, history) -> Decision``, and the :class:`PastStep` its history holds."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
@@ -9,7 +10,6 @@ from osgym.replicas.actions import Action
 from osgym.replicas.observation import Observation
 
 if TYPE_CHECKING:
-    from osgym.episodes.trajectory import Step
     from osgym.tasks.spec import TaskSpec
 
 
@@ -42,6 +42,47 @@ class Decision:
     needs_a11y: bool = False
 
 
+class PastStep(Protocol):
+    """What a policy may read of an earlier step of its episode: what it saw, and what was done.
+
+    The episode runner passes its own records (:class:`osgym.episodes.trajectory.Step`, which holds these
+    and more); the protocol names only what a policy reads, so agents need nothing from a later layer.
+    """
+
+    @property
+    def step(self) -> int: ...
+
+    @property
+    def screenshot(self) -> bytes: ...
+
+    @property
+    def screenshot_format(self) -> str: ...
+
+    @property
+    def width(self) -> int: ...
+
+    @property
+    def height(self) -> int: ...
+
+    @property
+    def a11y(self) -> str | None: ...
+
+    @property
+    def action(self) -> dict[str, Any]: ...
+
+    @property
+    def action_type(self) -> str: ...
+
+    @property
+    def thought(self) -> str | None: ...
+
+    @property
+    def raw(self) -> str | None: ...
+
+    @property
+    def error(self) -> str | None: ...
+
+
 @runtime_checkable
 class Policy(Protocol):
     """Anything that maps observations to actions.
@@ -54,6 +95,6 @@ class Policy(Protocol):
 
     def reset(self, task: TaskSpec, *, seed: int) -> None: ...
 
-    def act(self, observation: Observation, history: list[Step]) -> Decision: ...
+    def act(self, observation: Observation, history: Sequence[PastStep]) -> Decision: ...
 
     def config(self) -> dict[str, Any]: ...

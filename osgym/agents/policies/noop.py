@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, ClassVar
+from collections.abc import Sequence
+from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict
 
-from osgym.agents.policies.base import Decision
+from osgym.agents.policies.base import Decision, PastStep
 from osgym.agents.policies.registry import register_policy
 from osgym.replicas.actions import Done
 from osgym.replicas.observation import Observation
-
-if TYPE_CHECKING:
-    from osgym.episodes.trajectory import Step  # history's type only: episodes build on agents
 
 
 class NoopOptions(BaseModel):
@@ -34,5 +32,5 @@ class NoopPolicy:
     def reset(self, task: Any, *, seed: int) -> None:
         pass
 
-    def act(self, observation: Observation, history: list[Step]) -> Decision:
+    def act(self, observation: Observation, history: Sequence[PastStep]) -> Decision:
         return Decision([Done()], thought="do nothing")

@@ -4,7 +4,7 @@ vLLM, SGLang and hosted APIs all speak ``POST {base_url}/chat/completions``.
 Each :meth:`OpenAIPolicy.act` sends the system prompt, the last
 ``history_length`` turns (screenshot and the model's reply) and the current
 screenshot as a base64 data URL, then parses the reply with the action format
-that ``action_format`` names in the registry of :mod:`osgym.agents.parsers`:
+that ``action_format`` names in the registry of :mod:`osgym.agents.formats`:
 
 =============== ===================================================== ============
 action_format   reply                                                 coordinates
@@ -16,7 +16,7 @@ action_format   reply                                                 coordinate
 ``osgym``       OSGym's strings ``click(x,y)&type(hi)``, fenced or bare image pixels
 =============== ===================================================== ============
 
-A format registered elsewhere (:func:`osgym.agents.parsers.register_format`) works the same way.
+A format registered elsewhere (:func:`osgym.agents.formats.register_format`) works the same way.
 
 Coordinates are read in the space of the image the model saw (downscaled to
 ``max_side``) and mapped onto the screen, so models never need the real size.
@@ -41,9 +41,9 @@ import random
 import time
 import weakref
 from collections import deque
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
 import httpx
 from PIL import Image, UnidentifiedImageError
@@ -57,17 +57,14 @@ from pydantic import (
     model_validator,
 )
 
-from osgym.agents.parsers import CoordSpace, ReplyContext, format_names, get_format
-from osgym.agents.policies.base import Decision
+from osgym.agents.formats import CoordSpace, ReplyContext, format_names, get_format
+from osgym.agents.policies.base import Decision, PastStep
 from osgym.agents.policies.registry import register_policy
 from osgym.errors import ConfigError, PolicyError
 from osgym.replicas.actions import Action, check_reply
 from osgym.replicas.observation import Observation
 from osgym.retrying import backoff, retry_after_seconds, retrying
 from osgym.settings import OPENAI_API_BASE, settings, url_under
-
-if TYPE_CHECKING:
-    from osgym.episodes.trajectory import Step
 
 __all__ = [
     "DEFAULT_USER_PROMPT",
@@ -137,7 +134,7 @@ class OpenAIPolicyConfig(BaseModel):
     """``None`` picks the action format's registered prompt (``get_format(action_format).prompt``)."""
     user_prompt: str = DEFAULT_USER_PROMPT
     action_format: str = "pyautogui"
-    """A name in the action-format registry (:func:`osgym.agents.parsers.format_names`)."""
+    """A name in the action-format registry (:func:`osgym.agents.formats.format_names`)."""
     history_length: int = Field(default=2, ge=0, le=50)
     """Previous turns (screenshot plus reply) sent before the current screenshot."""
     max_side: int | None = Field(default=1280, ge=32)
@@ -315,7 +312,7 @@ class OpenAIPolicy:
         self._steps = 0
         self._turns.clear()
 
-    def act(self, observation: Observation, history: list[Step]) -> Decision:
+    def act(self, observation: Observation, history: Sequence[PastStep]) -> Decision:
         """Ask the model for the next actions on ``observation``.
 
         The policy keeps its own record of earlier turns (it needs the model's

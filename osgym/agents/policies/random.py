@@ -14,12 +14,12 @@ from __future__ import annotations
 
 import random
 import string
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, ClassVar
+from collections.abc import Mapping, Sequence
+from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
-from osgym.agents.policies.base import Decision
+from osgym.agents.policies.base import Decision, PastStep
 from osgym.agents.policies.registry import describe_validation_error, register_policy
 from osgym.errors import PolicyError
 from osgym.replicas.actions import (
@@ -35,9 +35,6 @@ from osgym.replicas.actions import (
     Typing,
 )
 from osgym.replicas.observation import Observation
-
-if TYPE_CHECKING:
-    from osgym.episodes.trajectory import Step
 
 __all__ = ["DEFAULT_WEIGHTS", "RandomOptions", "RandomPolicy"]
 
@@ -154,7 +151,7 @@ class RandomPolicy:
         self._rng = random.Random(f"{self.seed}:{seed}")
         self._steps = 0
 
-    def act(self, observation: Observation, history: list[Step]) -> Decision:
+    def act(self, observation: Observation, history: Sequence[PastStep]) -> Decision:
         """One random action, or ``Done`` once ``max_actions`` have been taken."""
         if self._steps >= self.max_actions:
             return Decision(actions=[Done()], thought="random policy: action budget spent")

@@ -5,8 +5,8 @@ A policy registers itself with one line, a decorator on its class::
     @register_policy("noop")
     class NoopPolicy: ...
 
-:func:`make_policy` builds one from a recipe's :class:`~osgym.collection.recipe.PolicySpec`
-as ``cls(**options)``, or ``cls.from_options(options)`` when the class defines it.
+:func:`~osgym.agents.policies.spec.make_policy` builds one from a recipe's
+:class:`~osgym.agents.policies.spec.PolicySpec`.
 
 A recipe's options are checked when it loads, before any replica starts
 (:func:`check_options`): a policy declares them as a pydantic model, ``options_model``;
@@ -20,8 +20,6 @@ is registered once its module is imported.
 
 >>> {"noop", "openai", "random", "scripted"} <= set(policy_names())
 True
->>> make_policy("noop").name
-'noop'
 """
 
 from __future__ import annotations
@@ -30,22 +28,17 @@ import importlib
 import inspect
 import pkgutil
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
 from osgym.errors import ConfigError
 from osgym.registry import Registry
 
-if TYPE_CHECKING:
-    from osgym.agents.policies.base import Policy
-    from osgym.collection.recipe import PolicySpec
-
-__all__ = ["check_options", "describe_validation_error", "make_policy", "policy_class", "policy_names",
-           "register_policy"]
+__all__ = ["check_options", "describe_validation_error", "policy_class", "policy_names", "register_policy"]
 
 _C = TypeVar("_C", bound=type)
-_NOT_POLICIES = frozenset({"base", "registry"})
+_NOT_POLICIES = frozenset({"base", "registry", "spec"})
 
 
 def _load_builtins() -> None:
@@ -156,22 +149,3 @@ def check_options(name: str, options: Mapping[str, Any]) -> None:
             model.model_validate(options)
         except ValidationError as exc:
             raise ConfigError(f"policy {name!r}: option {describe_validation_error(exc)}") from exc
-
-
-def make_policy(spec: PolicySpec | str, options: Mapping[str, Any] | None = None) -> Policy:
-    """A fresh policy instance for one episode, from a recipe's policy spec (or a name and options).
-
-    Raises:
-        ConfigError: if the name is unknown or the policy rejects its options.
-    """
-    name = spec if isinstance(spec, str) else spec.name
-    options = dict((options if isinstance(spec, str) else spec.options) or {})
-    cls = policy_class(name)
-    check_options(name, options)
-    try:
-        from_options = getattr(cls, "from_options", None)
-        policy: Policy = from_options(options) if from_options is not None else cls(**options)
-    except TypeError as exc:
-        raise ConfigError(f"policy {name!r}: options {sorted(options)} rejected: {exc}") from exc
-    return policy
-

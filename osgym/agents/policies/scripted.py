@@ -8,7 +8,7 @@ state are resolved against the observation at the moment they run:
   ``bottom_left``, ``bottom``, ``bottom_right``), or at fractions ``fx``, ``fy`` (0 to 1) of its width and
   height, plus an offset in pixels; the title bar buttons sit above the client area, e.g.
   ``anchor="top_right", dx=-10, dy=-11`` is openbox's close. Window-relative, so it survives the seeded
-  window geometry of :mod:`osgym.tasks.variation`
+  window geometry of :mod:`osgym.suites.variation`
 - ``click_element {window, name, role="", button="left", num_clicks=1, timeout=10}``: wait until an element
   called ``name`` (exactly; of ``role``, if given) is shown with a size inside the window whose title contains
   ``window``, then click the centre of its on-screen extents, read from the accessibility tree (``cp:screencoord``
@@ -54,20 +54,17 @@ from __future__ import annotations
 import random
 import time
 import xml.etree.ElementTree as ET
-from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any, ClassVar
+from collections.abc import Iterator, Sequence
+from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
-from osgym.agents.policies.base import Decision
+from osgym.agents.policies.base import Decision, PastStep
 from osgym.agents.policies.registry import describe_validation_error, register_policy
 from osgym.errors import PolicyError
 from osgym.replicas.actions import Action, Click, Done, Fail, Hotkey, MoveTo, Press, Typing, Wait
 from osgym.replicas.observation import Observation
 from osgym.tasks.spec import OracleStep, TaskSpec
-
-if TYPE_CHECKING:
-    from osgym.episodes.trajectory import Step  # history's type only: episodes build on agents
 
 POLL_S = 0.2
 WAITS = ("wait_window", "wait_gone", "wait_enabled", "wait_focused", "wait_element", "click_element")
@@ -147,7 +144,7 @@ class ScriptedPolicy:
         self._pending = []
         self._noised = -1
 
-    def act(self, observation: Observation, history: list[Step]) -> Decision:
+    def act(self, observation: Observation, history: Sequence[PastStep]) -> Decision:
         decision = self._next(observation)
         decision.needs_a11y = decision.needs_a11y or self._upcoming_needs_a11y()
         return decision

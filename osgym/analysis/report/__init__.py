@@ -20,9 +20,10 @@ from osgym.analysis.report.html_report import write_html_report
 from osgym.analysis.report.overlay import describe_action, draw_action
 from osgym.analysis.report.tables import (
     SECTIONS,
+    Column,
     CostInputs,
     Section,
-    fit_tables,
+    fit_table,
     format_value,
     print_report,
     report_tables,
@@ -31,7 +32,6 @@ from osgym.analysis.report.tables import (
 from osgym.analysis.report.trajectory import write_trajectory_page
 
 __all__ = [
-    "SECTIONS", "CostInputs", "Section", "bar_chart", "describe_action", "draw_action", "fit_tables", "format_value",
-    "print_report",
-    "report_tables", "to_markdown", "write_html_report", "write_trajectory_page",
+    "SECTIONS", "Column", "CostInputs", "Section", "bar_chart", "describe_action", "draw_action", "fit_table",
+    "format_value", "print_report", "report_tables", "to_markdown", "write_html_report", "write_trajectory_page",
 ]

@@ -17,20 +17,55 @@ from osgym.replicas import cost
 
 
 @dataclass(frozen=True)
+class Column:
+    """A column the terminal shows: the query's column and its short header."""
+
+    name: str
+    label: str
+
+
+def columns(spec: str) -> tuple[Column, ...]:
+    """Columns from ``"name:label name:label ..."`` (a label's ``_`` prints as a space).
+
+    >>> columns("task_id:task success_rate_excl_infra:excl._infra")
+    (Column(name='task_id', label='task'), Column(name='success_rate_excl_infra', label='excl. infra'))
+    """
+    pairs = (item.split(":") for item in spec.split())
+    return tuple(Column(name, label.replace("_", " ")) for name, label in pairs)
+
+
+_SUCCESS = "episodes:eps success_rate:success infra_errors:infra success_rate_excl_infra:excl._infra " \
+           "mean_score:score mean_steps:steps"
+
+
+@dataclass(frozen=True)
 class Section:
-    """One block of the report: a title and the named query behind it."""
+    """One block of the report: a title, the named query behind it, and what the terminal shows of it.
+
+    Attributes:
+        title: the section's heading.
+        query: the named query (:mod:`osgym.analysis.analytics`) whose result the section shows.
+        terminal: the columns an 80-column terminal shows, most important first, with short headers; the
+            first is the row's key. Empty: every column under its own name. The HTML report and the
+            markdown artifacts show every column.
+    """
 
     title: str
     query: str
+    terminal: tuple[Column, ...] = ()
 
 
 SECTIONS: tuple[Section, ...] = (
-    Section("Success by task", "success_by_task"),
-    Section("Success by domain", "success_by_domain"),
-    Section("Success by application", "success_by_app"),
-    Section("Success by policy", "success_by_policy"),
-    Section("Failure causes", "failure_causes"),
-    Section("Replica faults and retries by host", "host_faults"),
+    Section("Success by task", "success_by_task", columns(f"task_id:task {_SUCCESS}")),
+    Section("Success by domain", "success_by_domain", columns(f"domain:domain {_SUCCESS}")),
+    Section("Success by application", "success_by_app", columns(f"app:app {_SUCCESS}")),
+    Section("Success by policy", "success_by_policy", columns(f"policy:policy {_SUCCESS}")),
+    Section("Failure causes", "failure_causes",
+            columns("termination:ended error_class:error episodes:eps share_of_episodes:share "
+                    "example_message:example")),
+    Section("Replica faults and retries by host", "host_faults",
+            columns("host:host episodes:eps attempts:attempts retried_episodes:retried retry_rate:retry_% "
+                    "replica_faults:faults fault_rate:fault_%")),
     Section("Latency percentiles", "latency_percentiles"),
     Section("Quality flags", "quality_flags"),
     Section("Cost", "cost"),
@@ -59,16 +94,18 @@ class CostInputs:
         return inputs
 
     def params(self) -> dict[str, float]:
-        """The ``cost`` query's parameters."""
-        h = self.prices.host(self.host)
-        d = cost.density(h.vcpus, h.memory_gib, self.profile)
-        model = self.prices.model(self.profile.model)
-        storage = self.prices.storage
+        """The ``cost`` query's parameters: what the cost model (:func:`osgym.replicas.cost.cost_of`) charges
+        for one replica-second, one input token, one output token and one stored byte of this profile."""
+        def one(replica_s: float = 0.0, input_tokens: float = 0.0, output_tokens: float = 0.0,
+                bytes_written: float = 0.0) -> cost.Cost:
+            return cost.cost_of(self.prices, self.profile, host=self.host, replica_s=replica_s,
+                                input_tokens=input_tokens, output_tokens=output_tokens, bytes_written=bytes_written)
+
         return {
-            "usd_per_replica_s": cost.usd_per_replica_second(h, max(d.replicas, 1)),
-            "usd_per_input_token": model.usd_per_million_input / 1e6 if model else 0.0,
-            "usd_per_output_token": model.usd_per_million_output / 1e6 if model else 0.0,
-            "usd_per_byte": storage.usd_per_byte if storage else 0.0,
+            "usd_per_replica_s": one(replica_s=1).compute_usd,
+            "usd_per_input_token": one(input_tokens=1).tokens_usd,
+            "usd_per_output_token": one(output_tokens=1).tokens_usd,
+            "usd_per_byte": one(bytes_written=1).storage_usd,
         }
 
     def fleet(self, replicas: int = 1000) -> cost.FleetPlan:
@@ -171,62 +208,79 @@ def to_markdown(table: pa.Table) -> str:
     return "\n".join(lines)
 
 
-def _column_width(name: str, cells: list[str]) -> int:
-    return max([len(name), *(len(c) for c in cells)])
+TEXT_MIN_WIDTH = 12
+"""The narrowest a text column folds to before the terminal leaves a column out."""
 
 
-def fit_tables(title: str, table: pa.Table, width: int = 80) -> list[Table]:
-    """A result as rich tables no wider than ``width``: whole if it fits; else a one-row result is
-    transposed (one line per column), and a longer one is split into parts that each repeat the first
-    column. Headers never wrap; a long text cell folds. No rows print as "(no rows)".
+def _table(title: str, width: int, **kwargs: Any) -> Table:
+    return Table(title=title, title_justify="left", header_style="bold", min_width=min(len(title), width), **kwargs)
+
+
+def fit_table(title: str, table: pa.Table, width: int = 80,
+              shown: tuple[Column, ...] = ()) -> tuple[Table, tuple[str, ...]]:
+    """A result as one rich table no wider than ``width``, never split into pages.
+
+    The table shows ``shown`` (every column under its own name if empty): the first column always, then
+    each next one that still fits. Numbers never wrap; a text cell folds down to :data:`TEXT_MIN_WIDTH`
+    characters. A one-row result that does not fit is turned on its side (one line per column, every
+    column). No rows print as "(no rows)".
+
+    Args:
+        title: the table's title.
+        table: a named query's result.
+        width: the most characters a line may take.
+        shown: the columns to show, most important first, with their headers.
+
+    Returns:
+        The table, and the names of the columns it left out (for the HTML report to show).
 
     >>> import pyarrow as pa
-    >>> wide = pa.table({f"column_{i}": [1.5] for i in range(12)})
-    >>> [len(t.columns) for t in fit_tables("t", wide)]
-    [2]
+    >>> wide = pa.table({"key": ["a", "b"], **{f"column_{i}": [1.5, 2.5] for i in range(12)}})
+    >>> t, left_out = fit_table("t", wide)
+    >>> len(t.columns), left_out[:2]
+    (7, ('column_6', 'column_7'))
     """
-    names = table.column_names
-    rows = [[format_value(n, row[n]) for n in names] for row in table.to_pylist()]
-    widths = [_column_width(n, [r[i] for r in rows]) for i, n in enumerate(names)]
-    numeric = [is_numeric(f.type) for f in table.schema]
-
-    def build(part_title: str, cols: list[int]) -> Table:
-        out = Table(title=part_title, title_justify="left", header_style="bold", min_width=min(len(part_title), width))
-        for i in cols:
-            out.add_column(names[i], justify="right" if numeric[i] else "left", min_width=len(names[i]),
-                           no_wrap=numeric[i], overflow="fold")
-        for r in rows:
-            out.add_row(*(r[i] for i in cols))
-        return out
-
-    if not rows:
-        empty = Table(title=title, title_justify="left", show_header=False, min_width=min(len(title), width))
+    if table.num_rows == 0:
+        empty = _table(title, width, show_header=False)
         empty.add_column("none")
         empty.add_row("(no rows)")
-        return [empty]
-    if sum(w + 3 for w in widths) + 1 <= width:
-        return [build(title, list(range(len(names))))]
-    if len(rows) == 1:
-        out = Table(title=title, title_justify="left", header_style="bold", min_width=min(len(title), width))
-        out.add_column("what", no_wrap=True)
-        out.add_column("value", justify="right", overflow="fold")
-        for i, n in enumerate(names):
-            out.add_row(n, rows[0][i])
-        return [out]
-    groups: list[list[int]] = []
-    key = min(widths[0], width // 2) + 4  # the repeated first column, with the table's borders
-    used = width  # start a new group at the first column after the key
-    for i in range(1, len(names)):
-        if used + widths[i] + 3 > width:
-            groups.append([0])
-            used = key
-        groups[-1].append(i)
-        used += widths[i] + 3
-    return [build(f"{title} ({k}/{len(groups)})" if len(groups) > 1 else title, g) for k, g in enumerate(groups, 1)]
+        return empty, ()
+    wanted = shown or tuple(Column(n, n) for n in table.column_names)
+    types = {f.name: f.type for f in table.schema}
+    rows = table.to_pylist()
+    cells = {c.name: [format_value(c.name, r[c.name]) for r in rows] for c in wanted}
+
+    def need(c: Column) -> int:  # the narrowest the column can be, with its borders
+        widest = max([len(c.label), *(len(v) for v in cells[c.name])])
+        return 3 + (widest if is_numeric(types[c.name]) else max(len(c.label), min(widest, TEXT_MIN_WIDTH)))
+
+    kept = [wanted[0]]
+    used = 1 + need(wanted[0])
+    for c in wanted[1:]:
+        if used + need(c) <= width:
+            kept.append(c)
+            used += need(c)
+    left_out = tuple(n for n in table.column_names if n not in {c.name for c in kept})
+    if len(rows) == 1 and len(kept) < len(wanted):
+        side = _table(title, width)
+        side.add_column("what", no_wrap=True)
+        side.add_column("value", justify="right", overflow="fold")
+        for name in table.column_names:
+            side.add_row(name, format_value(name, rows[0][name]))
+        return side, ()
+    out = _table(title, width)
+    for c in kept:
+        numeric = is_numeric(types[c.name])
+        out.add_column(c.label, justify="right" if numeric else "left", min_width=len(c.label), no_wrap=numeric,
+                       overflow="fold")
+    for i in range(len(rows)):
+        out.add_row(*(cells[c.name][i] for c in kept))
+    return out, left_out
 
 
 def print_report(con: duckdb.DuckDBPyConnection, console: Console, inputs: CostInputs | None = None) -> None:
-    """Print the summary, every section's table (fitted to the console's width) and the cost assumptions.
+    """Print the summary, every section's table (fitted to the console's width: the columns that matter,
+    short headers, no pages) and the cost assumptions.
 
     Args:
         con: a connection from :func:`osgym.analysis.analytics.connect`.
@@ -245,13 +299,18 @@ def print_report(con: duckdb.DuckDBPyConnection, console: Console, inputs: CostI
     for key, value in summary.items():
         head.add_row(key, format_value(key, value))
     console.print(head)
+    left_out = False
     for section in SECTIONS:
-        for part in fit_tables(section.title, tables[section.query], console.width):
-            console.print(part)
+        table, omitted = fit_table(section.title, tables[section.query], console.width, section.terminal)
+        console.print(table)
+        left_out = left_out or bool(omitted)
     console.print(blank_note(con))
     console.print("[bold]Cost assumptions[/bold]")
     for line in inputs.assumptions():
         console.print(f"  • {line}", markup=False, highlight=False)
+    if left_out:
+        console.print("More columns, under their full names: osgym report DATASET --html DIR.", markup=False,
+                      highlight=False)
 
 
 def blank_note(con: duckdb.DuckDBPyConnection) -> str:

@@ -1,14 +1,27 @@
--- View `success_groups`: the success figures of every success_by_* query, computed once, with one row
--- per domain, per task and per policy (`grouped_by` says which). infra_errors are episodes lost to the
--- environment (is_infra_error, defined in _infra_error.sql); success_rate_excl_infra leaves them out
--- of the denominator.
+-- View `success_groups`: the success figures of every success_by_* query, computed once, with one row per
+-- domain, per task, per policy and per application (`grouped_by` says which, `group_key` names the group).
+-- An episode counts once under its domain, its task and its policy, and once under each application its
+-- task names (OSWorld's related_apps, stored per episode since schema 3), so a multi-app task counts for
+-- every app it uses; a task that names none, or an episode written before schema 3, counts under its
+-- domain. infra_errors are episodes lost to the environment (is_infra_error, defined in _infra_error.sql);
+-- success_rate_excl_infra leaves them out of the denominator.
 CREATE OR REPLACE VIEW success_groups AS
+WITH keyed AS (
+    SELECT 'domain' AS grouped_by, domain AS group_key, domain, success, error_class, score, num_steps
+    FROM episodes
+    UNION ALL
+    SELECT 'task', task_id, domain, success, error_class, score, num_steps FROM episodes
+    UNION ALL
+    SELECT 'policy', policy, domain, success, error_class, score, num_steps FROM episodes
+    UNION ALL
+    SELECT 'app',
+           unnest(CASE WHEN coalesce(len(related_apps), 0) = 0 THEN [domain] ELSE list_distinct(related_apps) END),
+           domain, success, error_class, score, num_steps
+    FROM episodes
+)
 SELECT
-    CASE WHEN grouping(domain) = 0 THEN 'domain' WHEN grouping(task_id) = 0 THEN 'task' ELSE 'policy' END
-        AS grouped_by,
-    domain,
-    task_id,
-    policy,
+    grouped_by,
+    group_key,
     min(domain) AS task_domain,
     count(*) AS episodes,
     count(*) FILTER (WHERE success) AS successes,
@@ -18,5 +31,5 @@ SELECT
         AS success_rate_excl_infra,
     avg(score ORDER BY score) AS mean_score,  -- in value order: the same digits whatever the scan order
     avg(num_steps) AS mean_steps
-FROM episodes
-GROUP BY GROUPING SETS ((domain), (task_id), (policy))
+FROM keyed
+GROUP BY grouped_by, group_key

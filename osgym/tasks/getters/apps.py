@@ -9,8 +9,8 @@ import zipfile
 from pydantic import BaseModel, ConfigDict, StrictStr, field_validator
 
 from osgym.errors import EvaluatorError
-from osgym.replicas.actions import Hotkey, Press, Typing, Wait
-from osgym.tasks.generators import HOME
+from osgym.replicas.accounts import AGENT_HOME as HOME
+from osgym.replicas.actions import Hotkey, Press, Typing
 from osgym.tasks.getters import Context, getter
 from osgym.tasks.getters.files import read_vm_file, relative_name
 from osgym.tasks.metrics._files import too_big
@@ -87,9 +87,13 @@ class VscodeOptions(DestOptions):
 @getter("vscode_config", VscodeOptions)
 def vscode_config(ctx: Context, o: VscodeOptions, where: str) -> str | None:
     """Runs a VS Code command through its command palette (Ctrl+Shift+P, the command, Enter), waits a
-    second, and fetches ``path`` as ``dest``: OSWorld's way to make VS Code write a settings file."""
+    second, and fetches ``path`` as ``dest``: OSWorld's way to make VS Code write a settings file.
+
+    OSWorld waits the second only; here the second is a minimum, and the wait goes on until the screen has
+    been quiet (the palette closed, the window redrawn after the command ran), up to 10 s: on a loaded
+    machine a second was seen to pass before the command had run."""
     ctx.replica.act([Hotkey(keys=["ctrl", "shift", "p"]), Typing(text=o.vscode_extension_command),
-                     Press(key="enter"), Wait(seconds=1.0)])
+                     Press(key="enter")], settle=10.0, mode="damage", minimum=1.0, quiet=0.3)
     return _fetch(ctx, o.path, o.dest, where)
 
 

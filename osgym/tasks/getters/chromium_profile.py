@@ -18,7 +18,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, field_validator
 
 from osgym.errors import EvaluatorError
-from osgym.tasks.generators import HOME
+from osgym.replicas.accounts import AGENT_HOME as HOME
 from osgym.tasks.getters import Context, getter
 from osgym.tasks.getters.files import read_vm_file, relative_name
 

@@ -251,41 +251,22 @@ class DirectoryOptions(_Options):
     path: str
 
 
-# Runs inside the replica as the agent's user, with the directory as argv[1]: nothing a task names is
-# spliced into code. The walk is bounded (entries, depth) and does not follow symlinked directories.
-_TREE_SCRIPT = r"""
-import json, os, sys
-budget = [20000]
-def walk(d, depth):
-    tree = {"type": "directory", "name": os.path.basename(d), "children": []}
-    try:
-        entries = sorted(os.listdir(d))
-    except OSError as exc:
-        return {"error": str(exc)}
-    for e in entries:
-        if budget[0] <= 0:
-            break
-        budget[0] -= 1
-        full = os.path.join(d, e)
-        if os.path.isdir(full) and not os.path.islink(full) and depth < 32:
-            tree["children"].append(walk(full, depth + 1))
-        else:
-            tree["children"].append({"type": "file", "name": e})
-    return tree
-p = sys.argv[1]
-print(json.dumps(walk(p, 0) if os.path.isdir(p) else None))
-"""
+TREE_WALKER = "/opt/osgym/dirtree.py"
+"""The replica's one directory walker (replica_images/server/dirtree.py), which OSWorld's /list_directory route
+uses too. It runs as the agent's user with the directory as its argument: nothing a task names is spliced into
+code."""
 
 
 @getter("list_directory", DirectoryOptions)
 def list_directory(ctx: Context, o: DirectoryOptions, where: str) -> dict[str, Any] | None:
     """The directory tree at ``path`` in OSWorld's shape: ``{"type": "directory", "name", "children": [...]}``
-    with ``{"type": "file", "name"}`` leaves (None if it is no directory).
+    with ``{"type": "file", "name"}`` leaves (None if it is no directory). A directory whose listing was cut
+    at the walk's bound (20,000 entries in all) carries ``"truncated": true``.
 
     Raises:
         EvaluatorError: if the walk fails inside the replica.
     """
-    res = ctx.replica.execute(["python3", "-c", _TREE_SCRIPT, o.path], timeout=60)
+    res = ctx.replica.execute(["python3", TREE_WALKER, o.path], timeout=60)
     if res.returncode != 0:
         raise EvaluatorError(f"{where}: listing {o.path!r} failed: {res.error.strip()[-300:]}")
     tree: dict[str, Any] | None = json.loads(res.output)

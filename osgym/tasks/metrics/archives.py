@@ -5,19 +5,32 @@ Archives are the agent's: osgym never unpacks one onto disk under its own member
 calls ``shutil.unpack_archive``). It reads the members it compares into memory, after checking the
 sizes the archive declares, and writes each to a scratch file of its own naming for the per-file metric.
 
+A tar archive is read once, as a stream, and refused (scoring 0, with a warning naming the reason) as
+soon as its members number more than ``MAX_MEMBERS``, the sizes its files declare pass ``MAX_UNPACKED``,
+the decompressed stream passes that plus room for headers (pax and long-name headers are sizes no file
+declares, and tarfile reads them whole), or reading takes longer than ``ARCHIVE_TIMEOUT_S``: a few kB of
+bzip2 can inflate to terabytes, and a file of empty gzip members inflates to nothing, slowly.
+
 >>> _children(["book/a.pdf", "book/sub/b.pdf", "c.txt"], "book")
 ({'a.pdf': 'book/a.pdf'}, {'sub'})
 """
 
 from __future__ import annotations
 
+import bz2
+import gzip
+import io
+import logging
+import lzma
 import sqlite3
 import tarfile
 import tempfile
 import time
 import zipfile
+import zlib
+from collections.abc import Callable
 from pathlib import Path, PurePosixPath
-from typing import Any, Literal
+from typing import IO, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, StrictBool, StrictStr
 
@@ -26,7 +39,11 @@ from osgym.tasks.metrics._files import MAX_UNPACKED
 
 __all__ = ["compare_archive", "run_sqlite3"]
 
+log = logging.getLogger(__name__)
+
 MAX_MEMBERS = 10_000  # an archive listing more entries than this is refused
+MAX_STREAM = MAX_UNPACKED + 16 * 2**20  # a tar stream's bytes: the files' plus headers and padding (~1 kB each)
+ARCHIVE_TIMEOUT_S = 30.0  # reading one archive within the limits takes a few seconds
 SQL_TIMEOUT_S = 10.0  # a task's query runs at most this long on the agent's database
 
 
@@ -62,35 +79,100 @@ def _children(names: list[str], folder: str) -> tuple[dict[str, str], set[str]]:
     return files, dirs
 
 
+class _Refused(Exception):
+    """The archive passes a limit; the message says which. Not a TarError, which tarfile would swallow."""
+
+
+class _Capped(io.RawIOBase):
+    """``inner``'s bytes, refused past ``cap`` of them or past ``deadline`` (``time.monotonic()``)."""
+
+    def __init__(self, inner: io.BufferedIOBase, cap: int, deadline: float) -> None:
+        super().__init__()
+        self.inner, self.cap, self.deadline, self.total = inner, cap, deadline, 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        if time.monotonic() > self.deadline:
+            raise _Refused(f"reading it took longer than {ARCHIVE_TIMEOUT_S:g} s")
+        data = self.inner.read(min(len(buffer), self.cap - self.total + 1))  # never ask past the cap
+        self.total += len(data)
+        if self.total > self.cap:
+            raise _Refused(f"it unpacks to more than {self.cap} bytes")
+        buffer[:len(data)] = data
+        return len(data)
+
+
+# By magic number, as tarfile detects them; each reader inflates in bounded steps (tarfile's own stream
+# mode does not: one 10 kB read of bzip2 can inflate to gigabytes at once).
+_DECOMPRESSORS: tuple[tuple[bytes, Callable[[IO[bytes]], io.BufferedIOBase]], ...] = (
+    (b"\x1f\x8b", lambda f: gzip.GzipFile(fileobj=f)),
+    (b"BZh", lambda f: bz2.BZ2File(f)),
+    (b"\xfd7zXZ\x00", lambda f: lzma.LZMAFile(f)),
+    (b"\x5d\x00\x00", lambda f: lzma.LZMAFile(f)),  # .lzma (LZMA alone)
+)
+
+
+def _tar_members(path: str, folder: str) -> tuple[dict[str, bytes], set[str]]:
+    """:func:`_members` for a tar archive (plain, gzip, bzip2 or xz), read once as a stream within the limits.
+
+    Raises:
+        _Refused: as soon as the archive passes a limit.
+        tarfile.TarError, OSError, EOFError, zlib.error, lzma.LZMAError: if it is no readable tar archive.
+    """
+    deadline = time.monotonic() + ARCHIVE_TIMEOUT_S
+    with open(path, "rb") as raw:
+        magic = raw.read(6)
+        raw.seek(0)
+        # the raw reads carry the deadline too: input that inflates to nothing never reaches the cap
+        packed = io.BufferedReader(_Capped(raw, 2**63, deadline))
+        unpacked: io.BufferedIOBase = packed
+        for prefix, decompressor in _DECOMPRESSORS:
+            if magic.startswith(prefix):
+                unpacked = decompressor(packed)
+                break
+        stream = io.BufferedReader(_Capped(unpacked, MAX_STREAM, deadline))
+        names, out, declared = [], {}, 0
+        with tarfile.open(fileobj=stream, mode="r|") as t:
+            for count, info in enumerate(t, 1):
+                if count > MAX_MEMBERS:
+                    raise _Refused(f"it lists more than {MAX_MEMBERS} members")
+                if info.isfile():
+                    declared += info.size
+                    if declared > MAX_UNPACKED:  # before tarfile reads (or skips) the member's bytes
+                        raise _Refused(f"its files declare more than {MAX_UNPACKED} bytes")
+                if not (info.isfile() or info.isdir()):
+                    continue
+                names.append(info.name + ("/" if info.isdir() else ""))
+                if info.isfile() and _children([info.name], folder)[0]:
+                    reader = t.extractfile(info)  # a stream's member is readable only while it is current
+                    if reader is None:
+                        raise tarfile.ReadError(f"{info.name!r} cannot be read")
+                    out[info.name] = reader.read()
+        files, dirs = _children(names, folder)
+        return {f: out[member] for f, member in files.items()}, dirs
+
+
 def _members(path: str, folder: str) -> tuple[dict[str, bytes], set[str]] | None:
     """The files directly in ``folder`` of the zip or tar archive (name to bytes) and its sub-folder names,
-    or None if it is no archive, or declares too much."""
+    or None if it is no archive, or passes a limit (logged)."""
     try:
         if zipfile.is_zipfile(path):
             with zipfile.ZipFile(path) as z:
                 infos = z.infolist()
                 if len(infos) > MAX_MEMBERS or sum(i.file_size for i in infos) > MAX_UNPACKED:
+                    log.warning("compare_archive: %s scores 0: it lists more than %d members or declares more "
+                                "than %d bytes", path, MAX_MEMBERS, MAX_UNPACKED)
                     return None
                 files, dirs = _children([i.filename for i in infos], folder)
                 return {f: z.read(member) for f, member in files.items()}, dirs
-        with tarfile.open(path) as t:
-            infos_t = []
-            for info in t:  # tar has no index: stop reading a stream that lists too much
-                infos_t.append(info)
-                if len(infos_t) > MAX_MEMBERS:
-                    return None
-            if sum(i.size for i in infos_t if i.isfile()) > MAX_UNPACKED:
-                return None
-            names = [i.name + ("/" if i.isdir() else "") for i in infos_t if i.isfile() or i.isdir()]
-            files, dirs = _children(names, folder)
-            out = {}
-            for f, member in files.items():
-                reader = t.extractfile(member)
-                if reader is None:
-                    return None
-                out[f] = reader.read()
-            return out, dirs
-    except (OSError, zipfile.BadZipFile, tarfile.TarError, KeyError, ValueError, EOFError):
+        return _tar_members(path, folder)
+    except _Refused as exc:
+        log.warning("compare_archive: %s scores 0: %s", path, exc)
+        return None
+    except (OSError, zipfile.BadZipFile, tarfile.TarError, KeyError, ValueError, EOFError, zlib.error,
+            lzma.LZMAError):
         return None
 
 

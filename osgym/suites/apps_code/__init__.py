@@ -1,0 +1,153 @@
+"""The ``apps-code`` suite: VS Code (the apps tier's code-server in a Chromium app window): its user
+settings checked in ``~/.config/Code/User/settings.json`` with OSWorld's ``check_json_settings``, and edits
+of an open file (a line replaced after Go to Line, a word replaced everywhere with Find and Replace)
+checked on the saved file with ``compare_config``. Run it on ``tier: apps``."""
+
+from __future__ import annotations
+
+import json
+import random
+from typing import Any
+
+from osgym.replicas.accounts import AGENT_HOME as HOME
+from osgym.suites.app_files import write_files
+from osgym.suites.apps_smoke.common import ANIMALS, DONE, NAMES, SESSION_UP, WORDS
+from osgym.suites.generators import Template, execute, launch_until_window, op, q, rule, vm_file
+
+NAME = "apps-code"
+TIER = "apps"
+DESCRIPTION = "VS Code: user settings, editing and replacing in a file (needs tier: apps)."
+SETTINGS = f"{HOME}/.config/Code/User/settings.json"
+OPEN_SETTINGS = "Preferences: Open User Settings (JSON)"
+CHOICES: dict[str, tuple[str, list[str]]] = {
+    "editor.cursorStyle": ("the cursor style", ["line", "block", "underline", "line-thin", "block-outline",
+                                                "underline-thin"]),
+    "editor.wordWrap": ("word wrap", ["on", "off", "bounded", "wordWrapColumn"]),
+    "editor.lineNumbers": ("line numbers", ["on", "off", "relative", "interval"]),
+    "editor.renderWhitespace": ("the rendering of whitespace", ["none", "boundary", "selection", "trailing", "all"]),
+}
+
+
+def open_code(path: str, title: str) -> list[dict[str, Any]]:
+    """Setup steps opening ``path`` in VS Code, starting ``code`` again if no window came within a minute:
+    at load ~30 the tier's ``code`` gave up on code-server (it waits 15 s for it to listen), and a setup
+    that launched it once waited 210 s for a window that never came."""
+    first, focused = launch_until_window(["code", path], title, tries=3, per_try_s=60)
+    first["parameters"]["timeout"] = 3 * 60 + 30
+    focused["parameters"]["timeout"] = 60
+    return [execute(SESSION_UP), first, focused]
+
+
+def code_settings(rng: random.Random) -> dict[str, Any]:
+    size, tab = rng.randint(8, 48), rng.randint(1, 8)
+    keys = rng.sample(sorted(CHOICES), 2)
+    picked = {k: rng.choice(CHOICES[k][1]) for k in keys}
+    wanted: dict[str, object] = {"editor.fontSize": size, "editor.tabSize": tab, **picked}
+    others = " and ".join(f"{CHOICES[k][0]} ({k}) set to {v}" for k, v in picked.items())
+    name = f"{rng.choice(NAMES)}.py"
+    path = f"{HOME}/Documents/{name}"
+    title = f"{name} - Visual Studio Code"
+    return {
+        "instruction": f"In VS Code, change the user settings: editor font size {size}, tab size {tab}, {others}.",
+        "related_apps": ["vscode"],
+        "config": [write_files({path: "def main():\n    return 0\n"}), *open_code(path, title)],
+        "evaluator": {"func": "check_json_settings", "result": vm_file(SETTINGS), "expected": rule(expected=wanted)},
+        # As the vscode-font sample task (osgym/suites/sample_apps.py): F1, the command, the settings JSON typed
+        # whole; what VS Code's auto-closing added after the caret is deleted; saved and closed.
+        "oracle": [op("wait_focused", window=title, role="entry", timeout=60), op("press", key="F1"),
+                   op("wait_focused", window="Visual Studio Code", role="list-item", timeout=30),
+                   op("type", text=OPEN_SETTINGS),
+                   op("wait_enabled", window="Visual Studio Code", control=OPEN_SETTINGS, role="list-item"),
+                   op("press", key="enter"),
+                   op("wait_window", title="settings.json - Visual Studio Code", timeout=30),
+                   op("wait_focused", window="settings.json - Visual Studio Code", role="entry", timeout=30),
+                   op("hotkey", keys=["ctrl", "a"]), op("type", text=json.dumps(wanted)),
+                   op("press", key="escape"), op("hotkey", keys=["ctrl", "shift", "End"]), op("press", key="delete"),
+                   op("hotkey", keys=["ctrl", "s"]), op("hotkey", keys=["ctrl", "w"]),
+                   op("wait_window", title=title, timeout=30), DONE],
+    }
+
+
+EXTENSIONS = ("txt", "md", "cfg", "log", "notes")
+
+
+def saved(path: str, text: str) -> dict[str, Any]:
+    """A postconfig step waiting (at most 20 s) until ``path`` holds ``text``: VS Code saves in the background
+    after Ctrl+S and shows nothing in its title or accessibility tree when the write is done."""
+    return execute(f"for i in $(seq 80); do printf '%s' {q(text)} | cmp -s - {q(path)} && exit 0; sleep 0.25; "
+                   "done; exit 0")
+
+
+def edited(path: str, text: str) -> dict[str, Any]:
+    """The evaluator: the saved file is exactly ``text``."""
+    return {"func": "compare_config", "result": vm_file(path), "expected": rule(expected=text),
+            "postconfig": [saved(path, text)]}
+
+
+def _lines(rng: random.Random, n: int, avoid: str = "") -> list[str]:
+    """``n`` distinct seeded lines (``key: value`` pairs), none containing ``avoid`` in any case."""
+    out: list[str] = []
+    while len(out) < n:
+        line = f"{rng.choice(ANIMALS)} {rng.choice(['count', 'weight', 'age', 'zone', 'pen', 'tag'])}: " \
+               f"{rng.randint(1, 999)}"
+        if line not in out and not (avoid and avoid in line.lower()):
+            out.append(line)
+    return out
+
+
+def code_edit_line(rng: random.Random) -> dict[str, Any]:
+    lines = _lines(rng, rng.randint(5, 12))
+    n = rng.randint(1, len(lines))
+    new = f"{rng.choice(ANIMALS)} {rng.choice(WORDS)}: {rng.randint(1000, 9999)}"
+    name = f"{rng.choice(NAMES)}-{rng.randint(1, 99)}.{rng.choice(EXTENSIONS)}"
+    path, title = f"{HOME}/Documents/{name}", f"{name} - Visual Studio Code"
+    result = "".join(line + "\n" for line in [*lines[:n - 1], new, *lines[n:]])
+    return {
+        "instruction": f"In VS Code, replace line {n} of {name} with '{new}' and save the file.",
+        "related_apps": ["vscode"],
+        "config": [write_files({path: "".join(line + "\n" for line in lines)}), *open_code(path, title)],
+        "evaluator": edited(path, result),
+        # Go to Line (Ctrl+G) puts the caret at the line's start; Shift+End selects the line, which the new
+        # text replaces; Escape closes a word suggestion the typing may have opened; Ctrl+S saves.
+        "oracle": [op("wait_focused", window=title, role="entry", timeout=60), op("hotkey", keys=["ctrl", "g"]),
+                   op("wait_focused", window=title, role="list-item", timeout=30), op("type", text=str(n)),
+                   op("press", key="enter"), op("wait_focused", window=title, role="entry", timeout=30),
+                   op("hotkey", keys=["shift", "End"]), op("type", text=new), op("press", key="escape"),
+                   op("hotkey", keys=["ctrl", "s"]), DONE],
+    }
+
+
+def code_replace_all(rng: random.Random) -> dict[str, Any]:
+    old, new = rng.sample(WORDS, 2)
+    lines = _lines(rng, rng.randint(4, 10), avoid=old)
+    for i in sorted(rng.sample(range(len(lines)), rng.randint(2, min(5, len(lines))))):
+        lines[i] = f"{lines[i]} {old}" if rng.random() < 0.5 else f"{old} {lines[i]}"
+    text = "".join(line + "\n" for line in lines)
+    name = f"{rng.choice(NAMES)}-{rng.randint(1, 99)}.{rng.choice(EXTENSIONS)}"
+    path, title = f"{HOME}/Documents/{name}", f"{name} - Visual Studio Code"
+    return {
+        "instruction": f"In VS Code, replace every '{old}' in {name} with '{new}' and save the file.",
+        "related_apps": ["vscode"],
+        "config": [write_files({path: text}), *open_code(path, title)],
+        "evaluator": edited(path, text.replace(old, new)),
+        # Find and Replace (Ctrl+H): each field clicked where the accessibility tree shows it and filled
+        # (Ctrl+A first: VS Code seeds Find with the word at the caret), then Replace All; Escape closes the
+        # widget and Ctrl+S saves.
+        "oracle": [op("wait_focused", window=title, role="entry", timeout=60), op("hotkey", keys=["ctrl", "h"]),
+                   op("click_element", window=title, name="Find", role="entry", timeout=30),
+                   op("hotkey", keys=["ctrl", "a"]), op("type", text=old),
+                   op("click_element", window=title, name="Replace", role="entry"),
+                   op("hotkey", keys=["ctrl", "a"]), op("type", text=new),
+                   op("click_element", window=title, name="Replace All (Ctrl+Alt+Enter)", role="push-button"),
+                   op("press", key="escape"), op("hotkey", keys=["ctrl", "s"]), DONE],
+    }
+
+
+TEMPLATES: list[Template] = [
+    Template("code-settings", "vs_code", "set four editor settings in VS Code's user settings", code_settings,
+             difficulty=2),
+    Template("code-edit-line", "vs_code", "replace one line of a file in VS Code (Go to Line) and save",
+             code_edit_line, difficulty=1),
+    Template("code-replace-all", "vs_code", "replace a word everywhere in a file in VS Code and save",
+             code_replace_all, difficulty=2),
+]
