@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from osgym.replicas.accounts import AGENT_HOME as HOME
+from osgym.suites.apps_code import write_user_settings
 from osgym.suites.apps_mail import new_folder
 from osgym.suites.apps_smoke.browser import PAGE_URLS
 from osgym.suites.apps_smoke.common import SESSION_UP, save_as
@@ -40,7 +41,6 @@ CALC, WRITER, IMPRESS = "LibreOffice Calc", "LibreOffice Writer", "LibreOffice I
 DESKTOP = f"{HOME}/Desktop"
 APP_START_S = 60
 DONE = op("done")
-OPEN_SETTINGS = "Preferences: Open User Settings (JSON)"
 _NS = uuid.UUID("0c3f6a52-8f7e-4f55-9a3b-6d1e2c4b5a90")
 
 
@@ -189,27 +189,7 @@ def _tools(base: str) -> list[dict[str, Any]]:
                wait("app.py - Visual Studio Code", timeout=APP_START_S)],
               {"func": "check_json_settings", "result": vm_file(settings),
                "expected": rule(expected={"editor.fontSize": 18})},
-              # The title names the file once the workbench has loaded (before, the window shows its URL), and
-              # the editor (an entry named after the file) has the focus once it takes keys. F1 is
-              # the command palette (Ctrl+Shift+P would be Chromium's print dialog while the page loads): its
-              # first entry takes the focus once it is up, and the list shows the command once it has filtered
-              # the typed text. VS Code
-              # closes brackets and quotes as they are typed, and types over a closing one, but not always when
-              # keys come fast: what it added stays after the caret, so everything after the caret goes. Closing the
-              # settings editor (Ctrl+W) brings app.py's title back only once the save has cleared its changes
-              # (an unsaved editor asks first), and the title shows no mark of unsaved changes.
-              [op("wait_focused", window="app.py - Visual Studio Code", role="entry", timeout=60),
-               op("press", key="F1"),
-               op("wait_focused", window="Visual Studio Code", role="list-item", timeout=30),
-               op("type", text=OPEN_SETTINGS),
-               op("wait_enabled", window="Visual Studio Code", control=OPEN_SETTINGS, role="list-item"),
-               op("press", key="enter"),
-               op("wait_window", title="settings.json - Visual Studio Code", timeout=30),
-               op("wait_focused", window="settings.json - Visual Studio Code", role="entry", timeout=30),
-               op("hotkey", keys=["ctrl", "a"]), op("type", text='{"editor.fontSize": 18}'),
-               op("press", key="escape"), op("hotkey", keys=["ctrl", "shift", "End"]), op("press", key="delete"),
-               op("hotkey", keys=["ctrl", "s"]), op("hotkey", keys=["ctrl", "w"]),
-               op("wait_window", title="app.py - Visual Studio Code", timeout=30)]),
+              write_user_settings("app.py - Visual Studio Code", {"editor.fontSize": 18})),
     ]
 
 

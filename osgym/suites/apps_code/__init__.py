@@ -38,6 +38,30 @@ def open_code(path: str, title: str) -> list[dict[str, Any]]:
     return [execute(SESSION_UP), first, focused]
 
 
+def write_user_settings(title: str, settings: dict[str, object]) -> list[dict[str, Any]]:
+    """Oracle steps that replace VS Code's user settings.json with ``settings``, from the editor titled ``title``.
+
+    The title names the file once the workbench has loaded (before, the window shows its URL), and the editor
+    (an entry named after the file) has the focus once it takes keys. F1 is the command palette (Ctrl+Shift+P
+    would be Chromium's print dialog while the page loads): its first entry takes the focus once it is up, and
+    the list shows the command once it has filtered the typed text. VS Code closes brackets and quotes as they
+    are typed, and types over a closing one, but not always when keys come fast: what it added stays after the
+    caret, so everything after the caret goes. Closing the settings editor (Ctrl+W) brings the first title back
+    only once the save has cleared its changes (an unsaved editor asks first).
+    """
+    return [op("wait_focused", window=title, role="entry", timeout=60), op("press", key="F1"),
+            op("wait_focused", window="Visual Studio Code", role="list-item", timeout=30),
+            op("type", text=OPEN_SETTINGS),
+            op("wait_enabled", window="Visual Studio Code", control=OPEN_SETTINGS, role="list-item"),
+            op("press", key="enter"),
+            op("wait_window", title="settings.json - Visual Studio Code", timeout=30),
+            op("wait_focused", window="settings.json - Visual Studio Code", role="entry", timeout=30),
+            op("hotkey", keys=["ctrl", "a"]), op("type", text=json.dumps(settings)),
+            op("press", key="escape"), op("hotkey", keys=["ctrl", "shift", "End"]), op("press", key="delete"),
+            op("hotkey", keys=["ctrl", "s"]), op("hotkey", keys=["ctrl", "w"]),
+            op("wait_window", title=title, timeout=30)]
+
+
 def code_settings(rng: random.Random) -> dict[str, Any]:
     size, tab = rng.randint(8, 48), rng.randint(1, 8)
     keys = rng.sample(sorted(CHOICES), 2)
@@ -52,19 +76,7 @@ def code_settings(rng: random.Random) -> dict[str, Any]:
         "related_apps": ["vscode"],
         "config": [write_files({path: "def main():\n    return 0\n"}), *open_code(path, title)],
         "evaluator": {"func": "check_json_settings", "result": vm_file(SETTINGS), "expected": rule(expected=wanted)},
-        # As the vscode-font sample task (osgym/suites/sample_apps.py): F1, the command, the settings JSON typed
-        # whole; what VS Code's auto-closing added after the caret is deleted; saved and closed.
-        "oracle": [op("wait_focused", window=title, role="entry", timeout=60), op("press", key="F1"),
-                   op("wait_focused", window="Visual Studio Code", role="list-item", timeout=30),
-                   op("type", text=OPEN_SETTINGS),
-                   op("wait_enabled", window="Visual Studio Code", control=OPEN_SETTINGS, role="list-item"),
-                   op("press", key="enter"),
-                   op("wait_window", title="settings.json - Visual Studio Code", timeout=30),
-                   op("wait_focused", window="settings.json - Visual Studio Code", role="entry", timeout=30),
-                   op("hotkey", keys=["ctrl", "a"]), op("type", text=json.dumps(wanted)),
-                   op("press", key="escape"), op("hotkey", keys=["ctrl", "shift", "End"]), op("press", key="delete"),
-                   op("hotkey", keys=["ctrl", "s"]), op("hotkey", keys=["ctrl", "w"]),
-                   op("wait_window", title=title, timeout=30), DONE],
+        "oracle": [*write_user_settings(title, wanted), DONE],
     }
 
 
