@@ -169,10 +169,14 @@ after another. Two cores cannot start several such desktops at once without ever
 nine apps replicas starting together under three workers, the load at 17)."""
 
 
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Group tests for ``pytest -n N --dist loadgroup`` (``make test``): a module's tests stay on one worker (its
     module-scoped replicas start once), and the tests that share a costly session fixture, Prefect's server or the
-    apps tier share one worker. Without ``-n`` the marks change nothing."""
+    apps tier share one worker. Without ``-n`` the marks change nothing.
+
+    First among the hooks: pytest-xdist reads the marks in its own hook of the same name, in each worker, and
+    a mark added after it has read them groups nothing (seen: two apps-tier modules on two workers at once)."""
     for item in items:
         path = item.nodeid.split("::")[0]
         names = set(getattr(item, "fixturenames", ()))
