@@ -62,3 +62,20 @@ def test_serve_help_from_the_installed_entry_point_at_80_columns() -> None:
     assert {"--max-sessions-per-token", "--no-live-view"} <= set(_option_names(COMMANDS[("serve",)]))
     _check(out.stdout, COMMANDS[("serve",)])
     assert "--max-sessions-per-token <int>" in out.stdout
+
+
+def test_consoles_follow_columns_after_import(monkeypatch: pytest.MonkeyPatch) -> None:
+    # made while COLUMNS says 40 (as pytest-xdist's workers import the CLI with COLUMNS=80), then used at 120
+    from osgym.cli._app import TerminalConsole
+
+    monkeypatch.setenv("COLUMNS", "40")
+    made = TerminalConsole()
+    monkeypatch.setenv("COLUMNS", "120")
+    assert made.width == 120
+
+
+def test_an_error_is_not_broken_across_lines() -> None:
+    long_name = "x" * 150
+    res = CliRunner().invoke(app, ["pool", "plan", "--dataset", long_name, "--store", "/nonexistent-store"],
+                             env={"COLUMNS": "80"})
+    assert res.exit_code == 2 and long_name in res.output, res.output

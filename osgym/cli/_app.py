@@ -63,12 +63,28 @@ app.add_typer(images_app, name="images")
 app.add_typer(tasks_app, name="tasks")
 app.add_typer(pool_app, name="pool")
 app.add_typer(suites_app, name="suites")
-console = Console()
-err = Console(stderr=True)
+
+
+class TerminalConsole(Console):
+    """A console that reads the terminal's width at each print.
+
+    rich reads ``COLUMNS`` once, when a console is made, and the command line's consoles are made at import:
+    a process that then runs commands at another width (a test's ``CliRunner(env=...)``; pytest-xdist's workers
+    start with ``COLUMNS=80``) printed every one at the first width.
+    """
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._width = self._height = None  # rich's size then asks the terminal and COLUMNS each time
+
+
+console = TerminalConsole()
+err = TerminalConsole(stderr=True)
 
 
 def _fail(exc: BaseException) -> typer.Exit:
-    err.print(f"[bold red]error:[/bold red] {exc}", markup=True, highlight=False)
+    # soft_wrap: an error names paths and commands a user copies; the terminal wraps it, rich does not break it
+    err.print(f"[bold red]error:[/bold red] {exc}", markup=True, highlight=False, soft_wrap=True)
     return typer.Exit(2)
 
 

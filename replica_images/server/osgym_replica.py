@@ -102,12 +102,26 @@ def _as_user_exists(path):
         return os.path.exists(path)
 
 
-def _wait_for(check, what, timeout=10.0):
+def _wait_for(check, what, timeout=10.0, tolerate=False):
     deadline = time.monotonic() + timeout
     while not check():
         if time.monotonic() > deadline:
+            if tolerate:
+                print(f"{what} not up within {timeout} s: starting anyway", file=sys.stderr, flush=True)
+                return
             raise RuntimeError(f"{what} not up within {timeout} s")
         time.sleep(0.01)
+
+
+def _a11y_bus_owned(env):
+    """Whether a process owns org.a11y.Bus, AT-SPI's name on the session bus (ours, or one D-Bus started)."""
+    try:
+        res = subprocess.run(["dbus-send", "--session", "--print-reply", "--dest=org.freedesktop.DBus",
+                              "/org/freedesktop/DBus", "org.freedesktop.DBus.NameHasOwner", "string:org.a11y.Bus"],
+                             env=env, stdin=subprocess.DEVNULL, capture_output=True, timeout=5, cwd="/", **uids.AS_USER)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return res.returncode == 0 and b"boolean true" in res.stdout
 
 
 class Desktop:
@@ -167,7 +181,15 @@ class Desktop:
                                     env)
         _wait_for(lambda: _as_user_exists(sock), "session bus")
         ready_r, ready_w = os.pipe()
+        # AT-SPI's bus before any GTK program: a GTK program that finds org.a11y.Bus unowned has the session bus
+        # start a second launcher (D-Bus activation); one of the two loses the name and exits, and when ours lost
+        # (seen under load), the watchdog restarted it in vain and /health said at-spi was down while it worked.
+        self.procs["at-spi"] = _spawn(self._argv("at-spi"), env)
+        if self.SESSION:
+            _wait_for(lambda: _a11y_bus_owned(env), "the accessibility bus", timeout=5.0, tolerate=True)
         for name in self.RESTARTABLE:
+            if name == "at-spi":
+                continue
             if name == "session":
                 self.procs[name] = _spawn(self._argv(name), {**env, "OSGYM_READY_FD": str(ready_w)}, (ready_w,))
             elif name != "tint2":
@@ -259,11 +281,16 @@ class Desktop:
                 return
             for name in self.RESTARTABLE:
                 if self.procs[name].poll() is not None and restarts[name] < 20 and not self.stopping:
+                    if name == "at-spi" and _a11y_bus_owned(child_env()):
+                        continue  # another launcher has the name: a new one of ours would lose it and exit
                     restarts[name] += 1
                     self.procs[name] = _spawn(self._argv(name), child_env())
 
     def status(self):
-        return {name: p.poll() is None for name, p in self.procs.items()}
+        up = {name: p.poll() is None for name, p in self.procs.items()}
+        if "at-spi" in up and not up["at-spi"]:
+            up["at-spi"] = _a11y_bus_owned(child_env())  # the bus is what programs use, whoever launched it
+        return up
 
     def stop(self):
         self.stopping = True
