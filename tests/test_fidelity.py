@@ -117,6 +117,8 @@ def test_the_report_counts_and_tabulates_in_markdown() -> None:
         "not run: 1 need uncached assets, 1 open live websites, 1 are refused (of 5 task files; "
         "`osgym tasks check` without --run says why)"]
     table = report.markdown().splitlines()
+    at = table.index("| domain | faithful | task files run |")
+    assert table[at + 2:at + 4] == ["| os | 1 | 2 |", ""]
     at = table.index("| task id | domain | runs | faithful | cause |")
     assert table[at + 2:] == ["| a | os | 3 | no | noop scored 1 in 3 of 3 episodes |", "| b\\|c | os | 3 | yes |  |"]
 
@@ -143,6 +145,7 @@ def test_a_recipe_excludes_files_by_directory_or_name(tmp_path: Path) -> None:
     (["{dir}", "--run", "--tier", "gpu"], "--tier: expected 'desktop' or 'apps', actual 'gpu'"),
     (["{dir}", "--run", "--policy", "random"], "--policy: expected one of noop"),
     (["{dir}", "--repeat", "2"], "--repeat: only with --run"),
+    (["{dir}", "--run", "--live-files"], "--live-files lists what the check without --run refuses"),
     (["{dir}", "--run", "--out", "{missing}/report.md"], "--out: no directory"),
 ])
 def test_bad_input_is_a_clear_error_before_any_replica(tmp_path: Path, args: list[str], says: str) -> None:

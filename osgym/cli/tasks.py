@@ -58,6 +58,8 @@ def tasks_check(
             raise _fail(exc) from exc
         typer.echo(report.render(live_files=live_files))  # plain text: long names and reasons are not wrapped
         return
+    if live_files:
+        raise _fail(ConfigError("tasks check: --live-files lists what the check without --run refuses; drop --run"))
     _check_run(directory, exclude or [], cache, policy or "noop", 3 if repeat is None else repeat,
                2 if replicas is None else replicas, tier or "apps", out)
 

@@ -171,7 +171,12 @@ class FidelityReport:
                "A task file is faithful when no episode of it errs, no setup step fails (not even one that setup "
                "goes on after, as OSWorld does), and noop scores 0 (unless OSWorld marks the task infeasible).", "",
                *[f"- {line}" for line in self.summary().splitlines()], "",
-               "| task id | domain | runs | faithful | cause |", "|---|---|---|---|---|"]
+               "| domain | faithful | task files run |", "|---|---|---|"]
+        domains = sorted({v.domain for v in self.verdicts})
+        for d in domains:
+            mine = [v for v in self.verdicts if v.domain == d]
+            out.append(f"| {cell(d)} | {sum(v.faithful for v in mine)} | {len(mine)} |")
+        out += ["", "| task id | domain | runs | faithful | cause |", "|---|---|---|---|---|"]
         for v in sorted(self.verdicts, key=lambda v: (v.domain, v.task_id)):
             cause = cell(v.cause or ("infeasible (its score is not judged)" if v.infeasible else ""))
             out.append(f"| {cell(v.task_id)} | {cell(v.domain)} | {v.runs} | {'no' if v.kind else 'yes'} | {cause} |")
