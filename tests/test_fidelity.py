@@ -97,6 +97,9 @@ def test_the_first_failed_condition_is_the_cause_with_how_often_it_held() -> Non
     # OSWorld's infeasible tasks: their score is not judged, but an error or a failed step still is.
     assert judge("fid-x", "os", [Outcome(1.0)], infeasible=True).faithful
     assert judge("fid-x", "os", [Outcome(0.0, setup_failures=(setup,))], infeasible=True).kind == "setup"
+    assert judge("fid-x", "os", [Outcome(0.0, setup_failures=(setup, setup, setup))]).cause == (
+        "setup step failed in 1 of 1 episodes (and 2 more steps): config[0]: execute ['apt', 'install', 'jq'] exited "
+        "100: E: no network")
     assert judge("fid-x", "os", []).cause == "no episode ran"
     long = judge("fid-x", "os", [Outcome(0.0, "evaluator_error: " + "x" * 1000)]).cause
     assert long is not None and len(long) == 300 and long.endswith("…")

@@ -95,7 +95,8 @@ def _cut(text: str) -> str:
 
 def judge(task_id: str, domain: str, outcomes: Sequence[Outcome], *, infeasible: bool = False) -> Verdict:
     """The verdict on a task from its episodes: the first condition that fails names the cause, with how many of
-    the episodes it held in and the first message (an error, a failed setup step) or the highest score.
+    the episodes it failed in and the first message (an error, a failed setup step, and how many more steps
+    failed in that episode) or the highest score.
 
     >>> judge("t", "os", [Outcome(0.0, setup_failures=("task t: config[0]: execute 'x' exited 1: no x",))]).cause
     "setup step failed in 1 of 1 episodes: config[0]: execute 'x' exited 1: no x"
@@ -111,7 +112,8 @@ def judge(task_id: str, domain: str, outcomes: Sequence[Outcome], *, infeasible:
                        infeasible)
     failed = [o.setup_failures for o in outcomes if o.setup_failures]
     if failed:
-        cause = f"setup step failed in {len(failed)} of {n} episodes: {_where(failed[0][0])}"
+        more = f" (and {len(failed[0]) - 1} more steps)" if len(failed[0]) > 1 else ""
+        cause = f"setup step failed in {len(failed)} of {n} episodes{more}: {_where(failed[0][0])}"
         return Verdict(task_id, domain, n, "setup", _cut(cause), infeasible)
     paid = [o.score for o in outcomes if o.score > 0]
     if paid and not infeasible:
