@@ -154,7 +154,7 @@ class FidelityReport:
         """What the command prints: the faithful share, the causes by kind, the files not run."""
         kinds: Counter[str] = Counter(v.kind for v in self.verdicts if v.kind)
         lines = [f"faithful: {_share(self.faithful, len(self.verdicts))} of the task files that can run "
-                 f"({self.repeat} {self.policy} episodes each, {self.tier} tier)"]
+                 f"({self.repeat} {self.policy} episode{'s' if self.repeat != 1 else ''} each, {self.tier} tier)"]
         if kinds:
             lines.append("not faithful: " + ", ".join(
                 f"{kinds[k]} {what}" for k, what in (("error", "err"), ("setup", "fail a setup step"),
