@@ -22,23 +22,83 @@ def tasks_check(
     directory: Annotated[Path, typer.Argument(help="a directory of task JSON files (searched recursively)")],
     exclude: Annotated[list[str] | None, typer.Option(help=_EXCLUDE_HELP)] = None,
     cache: Annotated[str | None, typer.Option(
-        help="an asset cache (directory or s3://bucket/prefix): refuse tasks that name a URL it lacks")] = None,
+        help="an asset cache (directory or s3://bucket/prefix): refuse tasks that name a URL it lacks; with --run, "
+             "the cache the tasks read their assets from (default OSGYM_ASSET_CACHE)")] = None,
     live_files: Annotated[bool, typer.Option(
         "--live-files", help="also list each file refused only for live sites, with the sites it opens")] = False,
+    run: Annotated[bool, typer.Option(
+        "--run", help="also run every task file that loads on real replicas and judge each faithful or not: no "
+                      "episode errs, no setup step fails (not even a tolerated one), noop scores 0 (unless "
+                      "infeasible)")] = False,
+    policy: Annotated[str | None, typer.Option(help="(--run) the policy: noop [default: noop]")] = None,
+    repeat: Annotated[int | None, typer.Option(help="(--run) episodes per task file [default: 3]")] = None,
+    replicas: Annotated[int | None, typer.Option(help="(--run) replicas running at once [default: 2]")] = None,
+    tier: Annotated[str | None, typer.Option(help="(--run) the replicas' tier: apps or desktop [default: apps]")]
+    = None,
+    out: Annotated[Path | None, typer.Option(help="(--run) write the per-task table here, as Markdown")] = None,
 ) -> None:
     """Load every task file under DIRECTORY: per-domain counts of loaded files, files refused only for the live
     websites they open, and refused files; then every refused setup type, metric and getter with the number of
     files that use it (exit code 0). With --cache, a task naming a URL the cache lacks is refused
-    ("asset not cached: <url>")."""
+    ("asset not cached: <url>"). With --run, also run each file that loads --repeat times with a do-nothing
+    policy and say which are faithful (they set up and score as in OSWorld's VM), with the cause for the others;
+    exit code 0 whatever the verdicts, 2 on bad input."""
     from osgym.tasks.assets import AssetCache
     from osgym.tasks.check import check_dir
 
+    if not run:
+        given = [name for name, value in (("--policy", policy), ("--repeat", repeat), ("--replicas", replicas),
+                                          ("--tier", tier), ("--out", out)) if value is not None]
+        if given:
+            raise _fail(ConfigError(f"tasks check: {', '.join(given)}: only with --run (add --run)"))
+        try:
+            report = check_dir(directory, exclude=frozenset(exclude or []),
+                               cache=AssetCache(cache) if cache is not None else None)
+        except OsgymError as exc:
+            raise _fail(exc) from exc
+        typer.echo(report.render(live_files=live_files))  # plain text: long names and reasons are not wrapped
+        return
+    if live_files:
+        raise _fail(ConfigError("tasks check: --live-files lists what the check without --run refuses; drop --run"))
+    _check_run(directory, exclude or [], cache, policy or "noop", 3 if repeat is None else repeat,
+               2 if replicas is None else replicas, tier or "apps", out)
+
+
+def _check_run(directory: Path, exclude: list[str], cache: str | None, policy: str, repeat: int, replicas: int,
+               tier: str, out: Path | None) -> None:
+    """``tasks check --run``: the fidelity run with a progress bar, its summary, and the table to ``out``."""
+    from osgym.collection.collector import EpisodeSummary
+    from osgym.collection.fidelity import check_options, run_fidelity
+
     try:
-        report = check_dir(directory, exclude=frozenset(exclude or []),
-                           cache=AssetCache(cache) if cache is not None else None)
+        check_options(directory, repeat=repeat, replicas=replicas, tier=tier, policy=policy)
+        if out is not None and not out.parent.is_dir():  # before any replica starts, not after
+            raise ConfigError(f"tasks check --out: no directory {str(out.parent)!r}")
     except OsgymError as exc:
         raise _fail(exc) from exc
-    typer.echo(report.render(live_files=live_files))  # plain text: long names and reasons are not wrapped
+    with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                  TextColumn("{task.fields[detail]}"), TimeElapsedColumn(), console=err) as progress:
+        bar = progress.add_task("planning", total=None, detail="")
+
+        def on_episode(s: EpisodeSummary) -> None:
+            progress.update(bar, advance=1, detail=f"{s.task_id[:8]} {s.error_class or 'ok'}")
+
+        try:
+            report = run_fidelity(directory, repeat=repeat, replicas=replicas, tier=tier, policy=policy,
+                                  exclude=exclude, cache=cache,
+                                  on_start=lambda n: progress.update(bar, total=n, description=f"{policy} episodes"),
+                                  on_episode=on_episode)
+        except OsgymError as exc:
+            raise _fail(exc) from exc
+    typer.echo(report.summary())
+    if out is not None:
+        try:
+            out.write_text(report.markdown())
+        except OSError as exc:
+            raise _fail(OSError(f"tasks check --out: cannot write {str(out)!r}: {exc}")) from exc
+        typer.echo(f"table: {out}")
+    else:
+        typer.echo(report.markdown())
 
 
 @tasks_app.command("sample")

@@ -108,7 +108,7 @@ def plan_task_files(recipe: Recipe, checks: Sequence[TaskCheck] | None = None) -
     """
     assert recipe.task_dir is not None
     entries = (index_entries(recipe.task_dir, recipe.task_index) if recipe.task_index
-               else discover_entries(recipe.task_dir))
+               else discover_entries(recipe.task_dir, frozenset(recipe.exclude or [])))
     loaded = load_entries(entries, task_checks(recipe) if checks is None else checks)
     where = f"recipe {recipe.name}: task_dir {recipe.task_dir!r}"
     if loaded.refused and recipe.on_refused == "fail":

@@ -75,6 +75,9 @@ class Recipe(_Strict):
     is taken from the working directory. Every file under it runs unless ``task_index`` is set."""
     task_index: str | None = Field(None, min_length=1)
     """An index in OSWorld's ``test_all.json`` shape, ``{domain: [task id, ...]}``: only these files run."""
+    exclude: list[str] | None = None
+    """Without ``task_index``: leave out the task files under a directory, or the files, of these names (as
+    ``osgym tasks check --exclude`` does), e.g. ``[Windows]``."""
     on_refused: Literal["fail", "skip"] = "fail"
     """What a task file that does not load (or whose assets are missing) does to the run: ``fail`` it
     before any replica starts, or ``skip`` the file (the run's summary and manifest list it)."""
@@ -159,7 +162,11 @@ class Recipe(_Strict):
         if data.get("task_dir") is None:
             if data.get("task_index") is not None:
                 raise ValueError("task_index lists files of a task_dir: add task_dir (the folder of task files)")
+            if data.get("exclude") is not None:
+                raise ValueError("exclude leaves out files of a task_dir: add task_dir (the folder of task files)")
             return {**data, "suite": data.get("suite") or "desktop-basics"}
+        if data.get("task_index") is not None and data.get("exclude") is not None:
+            raise ValueError("task_index and exclude both choose the files to run: an index lists them itself")
         both = [k for k in ("suite", "tasks") if data.get(k) is not None]
         if both:
             raise ValueError(f"task_dir and {' and '.join(both)} both name the tasks to run: a recipe takes either "

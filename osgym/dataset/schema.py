@@ -12,8 +12,9 @@ from typing import Any
 
 import pyarrow as pa
 
-SCHEMA_VERSION = 3
-"""3 added ``related_apps`` to episodes (the task's applications, OSWorld's field), for success by application.
+SCHEMA_VERSION = 4
+"""4 added ``setup_failures`` to episodes (the setup steps that failed but were tolerated, as OSWorld tolerates them).
+3 added ``related_apps`` to episodes (the task's applications, OSWorld's field), for success by application.
 2 added the resource accounting and token columns (episodes: ``cpu_s`` .. ``bytes_written``; steps: ``raw``,
 ``usage``, ``input_tokens``, ``output_tokens``). Older files still read: a column a shard lacks reads as null."""
 
@@ -58,6 +59,8 @@ EPISODES = pa.schema(
         ("bytes_written", pa.int64()),  # screenshots, trees and replies stored for the episode
         # v3: the applications the task is about (OSWorld's related_apps; empty if it names none)
         ("related_apps", pa.list_(pa.string())),
+        # v4: setup steps that failed but that setup went on after (OSWorld's rule), one message each
+        ("setup_failures", pa.list_(pa.string())),
     ],
     metadata={"osgym.table": "episodes", "osgym.schema_version": str(SCHEMA_VERSION)},
 )

@@ -18,7 +18,9 @@ How an episode ends (``Trajectory.termination``): ``done`` or ``fail`` (a ``DONE
 ``max_steps`` (the step that reaches the budget, evaluated; or closed before its end, not evaluated), ``timeout``
 (the deadline, or :meth:`Episode.fail` with an :class:`~osgym.errors.EpisodeTimeout`), ``error`` (setup, evaluator,
 policy or replica; ``error_class`` says which). A :class:`~osgym.errors.ReplicaError` ends the episode
-(:attr:`Episode.fault` holds it) and is raised: the remedy is a fresh replica.
+(:attr:`Episode.fault` holds it) and is raised: the remedy is a fresh replica. A setup step that fails but that setup
+goes on after (OSWorld's rule for a command that exits non-zero, in ``config[]`` or ``evaluator.postconfig``) ends
+nothing: it is listed in ``Trajectory.setup_failures``.
 
 The deadline holds inside a step too: every request gets what is left of it as its timeout, and a reply's actions go
 in pieces that end at its waits, with the deadline checked between them. An episode out of time ends as ``timeout``
@@ -200,7 +202,7 @@ class Episode:
             self._deadline = time.monotonic() + self.limits.deadline_s
         t0 = time.perf_counter()
         try:
-            run_setup(self.replica, self.task.config, task_id=self.task.id)
+            run_setup(self.replica, self.task.config, task_id=self.task.id, tolerated=self.trajectory.setup_failures)
             if self.limits.first_settle_s:  # the first screen once setup's windows have drawn, not midway
                 self.replica.act([], settle=self.limits.first_settle_s, quiet=self.limits.first_quiet_s)
             self.trajectory.setup_s = _ms(t0) / 1000
@@ -363,7 +365,7 @@ class Episode:
                 self._observation = final
             if self.limits.evaluation_settle_s:
                 self.replica.act([], settle=self.limits.evaluation_settle_s, mode=self.limits.settle_mode)
-            score = evaluate(self.replica, self.task, terminal)
+            score = evaluate(self.replica, self.task, terminal, tolerated=self.trajectory.setup_failures)
         except (EvaluatorError, TaskError) as exc:  # a getter's TaskError still counts as the evaluator's
             if self.cycle == "act-observe":
                 self._bill(step, _ms(t0))

@@ -147,6 +147,9 @@ class Trajectory:
     setup_s: float = 0.0
     policy_s: float = 0.0
     env_s: float = 0.0
+    setup_failures: list[str] = field(default_factory=list)
+    """The setup steps (``config[]``, then ``evaluator.postconfig``) that failed but that setup went on after, as
+    OSWorld does (a command exiting non-zero): one message each, naming the step. Empty when every step ran."""
 
     @property
     def success(self) -> bool:
@@ -222,6 +225,7 @@ class EpisodeResult:
             "output_tokens": self.tokens()[1],
             "bytes_written": self.bytes_written(),
             "related_apps": list(self.related_apps),
+            "setup_failures": list(t.setup_failures),
         }
 
     def step_rows(self) -> list[dict[str, Any]]:

@@ -31,8 +31,12 @@ def _fetched_or_rules(ctx: Context, value: Any) -> bool:
     return isinstance(value, str | Path) and ctx.scratch.holds(value)
 
 
-def evaluate(replica: Replica, task: TaskSpec, last_action: str | None) -> float:
+def evaluate(replica: Replica, task: TaskSpec, last_action: str | None, *,
+             tolerated: list[str] | None = None) -> float:
     """Score the replica's final state for ``task`` (OSWorld's rules for FAIL and infeasible tasks).
+
+    A ``postconfig`` step's failure that setup goes on after is appended to ``tolerated``
+    (:func:`osgym.tasks.setup.run_step`).
 
     Getters write what they fetch into a scratch directory of this evaluation only; a ``dest``
     that would leave it, and a ``cloud_file`` source outside ``OSGYM_TASK_FILES_DIR``, are refused
@@ -53,7 +57,8 @@ def evaluate(replica: Replica, task: TaskSpec, last_action: str | None) -> float
     listed = isinstance(ev.func, list)
     try:
         if ev.postconfig:  # a step's ``stdout`` goes into this evaluation's scratch directory (cache_file)
-            run_setup(replica, ev.postconfig, task_id=task.id, field="evaluator.postconfig", scratch=ctx.scratch)
+            run_setup(replica, ev.postconfig, task_id=task.id, field="evaluator.postconfig", scratch=ctx.scratch,
+                      tolerated=tolerated)
         scores = []
         for i, (func, rg, eg, opts) in enumerate(zip(ev.funcs, ev.results, ev.expecteds, ev.option_list,
                                                      strict=True)):

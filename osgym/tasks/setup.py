@@ -36,7 +36,8 @@ def run_command(replica: Replica, command: str | list[str], shell: bool | None, 
     return replica.execute(command, shell=shell, timeout=timeout)
 
 
-def run_step(replica: Replica, step: SetupStep, *, where: str = "config step", scratch: Scratch | None = None) -> None:
+def run_step(replica: Replica, step: SetupStep, *, where: str = "config step", scratch: Scratch | None = None,
+             tolerated: list[str] | None = None) -> None:
     """Run one setup step.
 
     ``download`` and ``upload_file`` read their sources on the host through
@@ -48,6 +49,9 @@ def run_step(replica: Replica, step: SetupStep, *, where: str = "config step", s
         scratch: the evaluation's scratch directory, where an ``execute`` step's ``stdout`` parameter (a
             relative name) saves its output for a ``cache_file`` getter (OSWorld's cache directory);
             without one (``config[]`` steps) the output is not kept.
+        tolerated: where a failure that setup goes on after (a command that exits non-zero without
+            ``check``, as OSWorld tolerates it) is recorded, one message each (``"<where>: execute ... exited
+            1: ..."``); the episode keeps them in its record (``Trajectory.setup_failures``).
 
     Raises:
         SetupError: naming ``where``, if the step fails inside the replica or names a source it may not read.
@@ -65,6 +69,8 @@ def run_step(replica: Replica, step: SetupStep, *, where: str = "config step", s
                 if p.get("check"):
                     raise SetupError(said)
                 log.warning("%s (tolerated, as OSWorld does)", said)
+                if tolerated is not None:
+                    tolerated.append(said)
             if scratch is not None and p.get("stdout"):
                 scratch.write(p["stdout"], res.output.encode(), where=f"{where}.parameters.stdout", error=SetupError)
         elif step.type == "launch":
@@ -159,14 +165,15 @@ def _browser_tabs(replica: Replica, step: SetupStep, where: str) -> None:
 
 
 def run_setup(replica: Replica, steps: list[SetupStep], *, task_id: str = "?", field: str = "config",
-              scratch: Scratch | None = None) -> None:
-    """Run ``steps`` in order; errors name the task and the step (``task <id>: config[2]``).
+              scratch: Scratch | None = None, tolerated: list[str] | None = None) -> None:
+    """Run ``steps`` in order; errors name the task and the step (``task <id>: config[2]``). Failures that setup
+    goes on after are appended to ``tolerated`` (see :func:`run_step`).
 
     Raises:
         SetupError: if a step fails or names a source it may not read (see :func:`run_step`).
         ReplicaError: if the replica itself fails.
     """
     for i, step in enumerate(steps):
-        run_step(replica, step, where=f"task {task_id}: {field}[{i}]", scratch=scratch)
+        run_step(replica, step, where=f"task {task_id}: {field}[{i}]", scratch=scratch, tolerated=tolerated)
 
 
