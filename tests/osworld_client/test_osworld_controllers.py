@@ -293,9 +293,15 @@ def test_setup_steps_in_every_shape_osworlds_server_accepts(osworld: OSWorldClie
     probe = [{"type": "command", "parameters": {
         "command": f"cat {out} {out}-launch; ls -d /tmp/osworld-shapes-split*; stat -c %U ~/Desktop/osworld-sudo-dir",
         "shell": "true", "stdout": "shapes.txt"}}]
-    expected = "string-true\nlist-ok\nlaunched\n/tmp/osworld-shapes-split;\nroot\n"
-    _until("the steps' effects", lambda: _setup(osworld, probe) or (osworld.cache_dir / "shapes.txt").read_text(),
-           lambda got: got == expected, timeout=60)
+    saved = osworld.cache_dir / "shapes.txt"
+
+    def effects() -> str:
+        saved.unlink(missing_ok=True)
+        _setup(osworld, probe)
+        return saved.read_text() if saved.exists() else "(the probe's command was refused)"
+
+    _until("the steps' effects", effects, lambda got: got == (
+        "string-true\nlist-ok\nlaunched\n/tmp/osworld-shapes-split;\nroot\n"), timeout=60)
 
 
 def test_chromium_task_with_download_and_launch(osworld: OSWorldClient, assets: AssetServer) -> None:
