@@ -333,7 +333,8 @@ class Replica:
         This is the worker's privileged path for setup and evaluator steps that need root
         (OSWorld's ``echo password | sudo -S ...``); the agent's account has no sudo, and the
         control server would run the command as the agent. ``sudo`` inside the command is a shim
-        that runs its command (``replica_images/server/rootbin/sudo``). The command keeps none of
+        that runs its command with root's HOME, while the step's shell expands ``~`` as the user's, as on
+        Ubuntu (``replica_images/server/rootbin/sudo``, :mod:`osgym.replicas.execution`). The command keeps none of
         capability (native replicas: uid 0 owns root's files, nothing more), runs at most
         :data:`~osgym.replicas.execution.MAX_ROOT_STEP_S`, and its output is capped
         (:mod:`osgym.replicas.execution`). ``command`` and ``shell`` mean what they mean for :meth:`execute`.

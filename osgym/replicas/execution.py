@@ -20,6 +20,16 @@ file, which is untrusted, so a root step is bounded on the host's side as well a
   overlay2 over ext4. So a root step writes no file past :data:`MAX_ROOT_FILE` (``RLIMIT_FSIZE``), and
   after it the layer is measured (:mod:`osgym.replicas.disk`): past :data:`MAX_ROOT_LAYER` the step fails
   with :class:`~osgym.errors.SetupError`, the episode ends and the replica is removed with its layer.
+
+What ``sudo`` means inside a step is Ubuntu's, as far as the step's shell can tell. The whole command runs
+as root (the agent's account has no sudo, and no channel from `user` to root exists), but its shell sees
+the user's ``HOME``, ``USER`` and ``LOGNAME`` (``/home/user``, ``user``), as shell variables, and starts in
+``/home/user``: ``~``, ``$HOME`` and ``$USER`` expand as the user's shell expands them on Ubuntu, and a
+``sudo`` there (the shim in ``/opt/osgym/rootbin``) runs its command with ``HOME=/root``, ``USER=root``,
+as Ubuntu's sudo does. The variables are not exported, so the programs of the step's other parts, which
+run as root too, find root's home (``/root``) through the password database and never read the agent's
+dotfiles. While a step runs, root may also write the agent's home, as it may on Ubuntu
+(:mod:`osgym.replicas.home_grant`). What a task can still tell apart is in docs/osworld.md.
 """
 
 from __future__ import annotations
@@ -27,6 +37,7 @@ from __future__ import annotations
 import logging
 import shlex
 import threading
+from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import Any
 
@@ -36,6 +47,7 @@ import requests.exceptions
 from osgym.errors import ReplicaUnreachable, SetupError
 from osgym.replicas.accounts import AGENT_HOME
 from osgym.replicas.disk import LayerUnmeasurable, writable_layer_usage
+from osgym.replicas.home_grant import home_granted
 
 __all__ = ["MAX_ROOT_FILE", "MAX_ROOT_LAYER", "MAX_ROOT_OUTPUT", "MAX_ROOT_STEP_S", "ROOT_PATH", "ExecResult",
            "launch_as_root", "run_as_root"]
@@ -43,7 +55,8 @@ __all__ = ["MAX_ROOT_FILE", "MAX_ROOT_LAYER", "MAX_ROOT_OUTPUT", "MAX_ROOT_STEP_
 log = logging.getLogger(__name__)
 
 ROOT_PATH = "/opt/osgym/rootbin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
-"""PATH of root steps: the ``sudo`` shim first."""
+"""PATH of root steps: the ``sudo`` shim first, then the user's PATH."""
+ROOT_ENV = {"PATH": ROOT_PATH}
 MAX_ROOT_OUTPUT = 16 * 2**20
 """Output kept per stream (stdout, stderr) of a root step; past it the step fails."""
 MAX_ROOT_STEP_S = 600.0
@@ -67,17 +80,29 @@ class ExecResult:
     returncode: int
 
 
+USER_SHELL = f"HOME={AGENT_HOME} USER=user LOGNAME=user; "
+"""What a root step's shell runs first: the user's variables, unexported (module docstring)."""
+UNEXPORTED = ["env", "-u", "HOME", "-u", "USER", "-u", "LOGNAME"]
+"""A root step's programs get no HOME, USER or LOGNAME (Docker would pass the image's ``HOME=/home/user``)."""
+
+
+def _argv_home(argv: list[str]) -> list[str]:
+    return [AGENT_HOME + a[1:] if a.startswith("~/") else a for a in argv]
+
+
 def root_argv(command: str | list[str], shell: bool | None) -> list[str]:
-    """The argv of a root step's command: ``command`` and ``shell`` mean what they mean for ``/execute``.
+    """The argv of a root step's command: ``command`` and ``shell`` mean what they mean for ``/execute``; a
+    shell sets the user's variables first, and argv items that start with ``~/`` name the user's home (as
+    OSWorld's server expands them).
 
     >>> root_argv("echo hi", None)
-    ['/bin/sh', '-c', 'echo hi']
-    >>> root_argv(["sudo", "id"], None), root_argv(["a b", "c"], True)
-    (['sudo', 'id'], ['/bin/sh', '-c', "'a b' c"])
+    ['/bin/sh', '-c', 'HOME=/home/user USER=user LOGNAME=user; echo hi']
+    >>> root_argv(["sudo", "mkdir", "~/x"], None), root_argv(["a b", "c"], True)[2]
+    (['sudo', 'mkdir', '/home/user/x'], "HOME=/home/user USER=user LOGNAME=user; 'a b' c")
     """
     if isinstance(command, str):
-        return ["/bin/sh", "-c", command] if shell is not False else shlex.split(command)
-    return ["/bin/sh", "-c", " ".join(map(shlex.quote, command))] if shell else list(command)
+        return ["/bin/sh", "-c", USER_SHELL + command] if shell is not False else _argv_home(shlex.split(command))
+    return ["/bin/sh", "-c", USER_SHELL + " ".join(map(shlex.quote, command))] if shell else _argv_home(command)
 
 
 class _Collector(threading.Thread):
@@ -119,11 +144,17 @@ def run_as_root(container: Any, replica_id: str, command: str | list[str], *, sh
         ReplicaUnreachable: if Docker fails.
     """
     limit = min(max(float(timeout), 1.0), MAX_ROOT_STEP_S)
-    argv = [*(CONFINED if confine else []), "timeout", "--kill-after=2", f"{limit:g}", *root_argv(command, shell)]
+    argv = [*(CONFINED if confine else []), *UNEXPORTED, "timeout", "--kill-after=2", f"{limit:g}",
+            *root_argv(command, shell)]
+    # confined root passes no permission check of the agent's home without the grant; unconfined root needs none
+    with home_granted(container, replica_id) if confine else nullcontext():
+        return _run(container, replica_id, argv, limit, cap, confine)
+
+
+def _run(container: Any, replica_id: str, argv: list[str], limit: float, cap: int, confine: bool) -> ExecResult:
     api = container.client.api
     try:
-        eid = api.exec_create(container.id, argv, user="root", workdir=AGENT_HOME,
-                              environment={"HOME": "/root", "PATH": ROOT_PATH})["Id"]
+        eid = api.exec_create(container.id, argv, user="root", workdir=AGENT_HOME, environment=ROOT_ENV)["Id"]
         stream = api.exec_start(eid, stream=True, demux=True)
     except (docker.errors.DockerException, requests.exceptions.RequestException) as exc:
         raise ReplicaUnreachable(f"replica {replica_id}: root step failed in Docker: {exc}") from exc
@@ -181,8 +212,8 @@ def launch_as_root(container: Any, replica_id: str, command: str | list[str], *,
     """
     api = container.client.api
     try:
-        eid = api.exec_create(container.id, [*(CONFINED if confine else []), *root_argv(command, shell)], user="root",
-                              workdir=AGENT_HOME, environment={"HOME": "/root", "PATH": ROOT_PATH})["Id"]
+        eid = api.exec_create(container.id, [*(CONFINED if confine else []), *UNEXPORTED, *root_argv(command, shell)],
+                              user="root", workdir=AGENT_HOME, environment=ROOT_ENV)["Id"]
         api.exec_start(eid, detach=True)
     except (docker.errors.DockerException, requests.exceptions.RequestException) as exc:
         raise ReplicaUnreachable(f"replica {replica_id}: root launch failed in Docker: {exc}") from exc

@@ -15,12 +15,11 @@ from typing import Any
 
 from osgym.errors import TaskLoadError
 from osgym.tasks.files import REMOTE_SCHEMES, check_source
-from osgym.tasks.spec import TaskSpec
+from osgym.tasks.spec import COMMAND_STEPS, TaskSpec
 
 __all__ = ["COMMAND_GETTERS", "local_sources", "needs_root", "root_steps"]
 
 _SUDO = re.compile(r"(?:^|[\s;&|()`'\"])sudo(?:\s|$)")
-COMMAND_STEPS = frozenset({"execute", "command", "launch"})
 COMMAND_GETTERS = frozenset({"vm_command_line", "vm_command_error"})
 """Getters that run a task's command in the replica (as root when it uses ``sudo``)."""
 

@@ -10,6 +10,7 @@ from osgym.errors import ActionFailed, RequestRejected, SetupError
 from osgym.replicas.client import Replica
 from osgym.replicas.execution import ExecResult
 from osgym.tasks.browse_history import HistoryEntry, update_browse_history
+from osgym.tasks.commands import check_command, step_command
 from osgym.tasks.devtools import NO_BROWSER, ask
 from osgym.tasks.files import Scratch, read_task_file
 from osgym.tasks.privilege import needs_root
@@ -18,11 +19,14 @@ from osgym.tasks.spec import SetupStep
 log = logging.getLogger(__name__)
 
 
-def _command(params: dict[str, Any]) -> tuple[str | list[str], bool | None]:
-    cmd = params.get("command")
-    if cmd is None:
-        raise SetupError("step needs a 'command'")
-    return cmd, params.get("shell")
+def _command(params: dict[str, Any], where: str) -> tuple[str | list[str], bool | None]:
+    """The step's command and ``shell``, read as OSWorld reads them (:mod:`osgym.tasks.commands`)."""
+    cmd: Any = params.get("command")
+    try:
+        check_command(cmd, where=f"{where}.parameters.command")
+        return step_command(cmd, params.get("shell"))
+    except ValueError as exc:
+        raise SetupError(str(exc)) from None
 
 
 def run_command(replica: Replica, command: str | list[str], shell: bool | None, timeout: float) -> ExecResult:
@@ -60,7 +64,7 @@ def run_step(replica: Replica, step: SetupStep, *, where: str = "config step", s
     p = step.parameters
     try:
         if step.type in ("execute", "command"):
-            cmd, shell = _command(p)
+            cmd, shell = _command(p, where)
             res = run_command(replica, cmd, shell, float(p.get("timeout", 60)))
             if res.returncode != 0:
                 said = f"{where}: {step.type} {cmd!r:.200} exited {res.returncode}: {res.error.strip()[:300]}"
@@ -74,7 +78,7 @@ def run_step(replica: Replica, step: SetupStep, *, where: str = "config step", s
             if scratch is not None and p.get("stdout"):
                 scratch.write(p["stdout"], res.output.encode(), where=f"{where}.parameters.stdout", error=SetupError)
         elif step.type == "launch":
-            cmd, shell = _command(p)
+            cmd, shell = _command(p, where)
             if needs_root(cmd):  # the agent's account has no sudo: as a root step, started in the background
                 replica.launch_as_root(cmd, shell=shell)
             else:

@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationIn
 from osgym.errors import TaskLoadError
 from osgym.tasks import getters, metrics
 from osgym.tasks.browse_history import HistoryEntry
+from osgym.tasks.commands import check_command, shell_flag
 from osgym.tasks.files import check_relative_name, check_source
 from osgym.tasks.offline import BROWSER_STEPS, live_urls, marketplace_extensions
 
@@ -31,6 +32,8 @@ SETUP_REFUSED: dict[str, str] = {
     "login": "it signs in to a third-party account",
 }
 """Setup step types OSWorld uses that osgym refuses on purpose, and why (accounts, live third-party websites)."""
+COMMAND_STEPS = frozenset({"execute", "command", "launch"})
+"""Setup step types that run a ``command`` (with an optional ``shell`` flag)."""
 
 
 class SetupStep(BaseModel):
@@ -148,11 +151,16 @@ class TaskSpec(BaseModel):
     @model_validator(mode="after")
     def _supported(self, info: ValidationInfo) -> TaskSpec:
         live_ok = bool((info.context or {}).get("live_sites"))
-        for step in [*self.config, *self.evaluator.postconfig]:
+        named = [*((f"config[{i}]", s) for i, s in enumerate(self.config)),
+                 *((f"evaluator.postconfig[{i}]", s) for i, s in enumerate(self.evaluator.postconfig))]
+        for where, step in named:
             if step.type in SETUP_REFUSED:
                 raise ValueError(f"unsupported config type {step.type!r}: {SETUP_REFUSED[step.type]}")
             if step.type not in SETUP_TYPES:
                 raise ValueError(f"unsupported config type {step.type!r} (supported: {', '.join(sorted(SETUP_TYPES))})")
+            if step.type in COMMAND_STEPS:  # read as OSWorld reads them: "shell": "true" is true
+                check_command(step.parameters.get("command"), where=f"{where}.parameters.command")
+                shell_flag(step.parameters.get("shell"), where=f"{where}.parameters.shell")
             if step.type in BROWSER_STEPS:
                 urls = step.parameters.get(BROWSER_STEPS[step.type])
                 if not isinstance(urls, list) or not all(isinstance(u, str) and u for u in urls):

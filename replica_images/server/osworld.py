@@ -2,7 +2,8 @@
 
 Enabled per replica with OSGYM_COMPAT=1, tokenless, and published on a loopback
 address only (the pool's job). Request and response shapes follow OSWorld's
-desktop_env server; where OSWorld answers plain text, so does this module.
+desktop_env server; where OSWorld answers plain text, so does this module. Commands are read as
+OSWorld's server reads them (``commands.osworld_command_of``: ``"shell": "true"`` is true).
 Files are confined to the user's home and /tmp, as in the native API.
 """
 
@@ -15,6 +16,7 @@ import time
 from urllib.parse import parse_qs
 
 import asset_cache
+import commands
 import dirtree
 import procs
 import wallpaper
@@ -59,7 +61,7 @@ def routes(app):
 
     def execute(q, body, headers=None):
         data = load_json(body)
-        cmd, shell = procs.command_of(data, default_shell=False)
+        cmd, shell = commands.osworld_command_of(data)
         timeout = procs.timeout_of(data, default=OSWORLD_EXEC_TIMEOUT)
         try:
             result = procs.run(cmd, shell, timeout, env(), raise_spawn=True)
@@ -72,7 +74,7 @@ def routes(app):
 
     def launch(q, body, headers=None):
         data = load_json(body)
-        cmd, shell = procs.command_of(data, default_shell=False)
+        cmd, shell = commands.osworld_command_of(data)
         try:
             procs.launch(cmd, shell, env())
         except HttpError as exc:

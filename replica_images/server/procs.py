@@ -6,7 +6,6 @@ and signals its children through ``kill`` run as `user` (it keeps no CAP_KILL).
 """
 
 import os
-import shlex
 import shutil
 import signal
 import subprocess
@@ -15,44 +14,13 @@ import threading
 import time
 
 import uids
+from commands import HOME, command_of, expand_home  # noqa: F401 (the routes' names for them)
 from errors import HttpError, bad
 
-HOME = "/home/user"
 HERE = os.path.dirname(os.path.abspath(__file__))
 MAX_EXEC_TIMEOUT = 600
 MAX_OUTPUT = 16 * 2**20
 MAX_RECORDING = 256 * 2**20  # ffmpeg stops writing past it: the largest file files.read_file sends
-
-
-def expand_home(arg):
-    return HOME + arg[1:] if arg == "~" or arg.startswith("~/") else arg
-
-
-def command_of(data, default_shell=None):
-    """(argv or shell string, shell) from a request's ``command`` and ``shell``.
-
-    A string without ``shell`` runs through the shell when ``default_shell`` is None
-    (the native API) and is split like a shell would when it is False (OSWorld's rule).
-    """
-    cmd = data.get("command")
-    shell = data.get("shell", default_shell)
-    if shell is not None and not isinstance(shell, bool):
-        raise bad(f"shell: expected true or false, actual {shell!r:.40}")
-    if isinstance(cmd, str) and cmd.strip():
-        if shell is None:
-            shell = True
-        if shell:
-            return cmd, True
-        try:
-            argv = shlex.split(cmd)
-        except ValueError as exc:
-            raise bad(f"command: cannot split {cmd!r:.100}: {exc}") from None
-        return [expand_home(a) for a in argv], False
-    if isinstance(cmd, list) and cmd and all(isinstance(c, str) for c in cmd) and "\x00" not in "".join(cmd):
-        if shell:
-            return " ".join(shlex.quote(c) for c in cmd), True
-        return [expand_home(a) for a in cmd], False
-    raise bad("command: expected a non-empty string or list of strings")
 
 
 def timeout_of(data, default=120.0, key="timeout", hi=MAX_EXEC_TIMEOUT):

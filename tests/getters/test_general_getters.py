@@ -26,8 +26,12 @@ def _fetch(ctx: Context, name: str, **options: Any) -> Any:
 def test_vm_command_line(ctx: Context) -> None:
     assert _fetch(ctx, "vm_command_line", command=["printf", "%s|", "a b", "c"]) == "a b|c|"
     assert _fetch(ctx, "vm_command_line", command="echo $((6*7))", shell=True) == "42\n"
-    # OSWorld's task files also write shell as the string "true".
+    # OSWorld's task files also write shell as the string "true"; its server hands the value to subprocess, so
+    # any string but "" runs through the shell ("false" too), 0 does not, and a list's first item is the script.
     assert _fetch(ctx, "vm_command_line", command="echo $((6*7))", shell="true") == "42\n"
+    assert _fetch(ctx, "vm_command_line", command="echo $((6*7))", shell="false") == "42\n"
+    assert _fetch(ctx, "vm_command_line", command="echo $((6*7))", shell=0) == "$((6*7))\n"
+    assert _fetch(ctx, "vm_command_line", command=["echo $0-$1", "a", "b"], shell=1) == "a-b\n"
     assert _fetch(ctx, "vm_command_line", command="echo ok >&2; echo out", shell=True) == "out\n"
 
 

@@ -61,6 +61,11 @@ def test_getter_options_are_checked_at_load_in_lists_too() -> None:
         load_task({"id": "t-list", "instruction": "x", "evaluator": ev})
     with pytest.raises(TaskLoadError, match=r"evaluator.result.command: Field required \(getter 'vm_command_line'\)"):
         load_task(_task({"type": "vm_command_line", "cmd": "ls"}))
+    # `shell` is read as OSWorld's server reads it: a string or number is a truth value, a list is no flag
+    for shell in ("true", "false", 0, 1.0, None, True):
+        load_task(_task({"type": "vm_command_line", "command": "true", "shell": shell}))
+    with pytest.raises(TaskLoadError, match=r"evaluator.result.shell"):
+        load_task(_task({"type": "vm_command_line", "command": "true", "shell": [1]}))
 
 
 def test_an_empty_getter_is_no_getter() -> None:

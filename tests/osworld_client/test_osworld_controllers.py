@@ -275,6 +275,35 @@ def test_other_setup_steps(osworld: OSWorldClient, tmp_path: Path) -> None:
     assert osworld.call("python", "get_file", path) == b"from the client\n"
 
 
+def test_setup_steps_in_every_shape_osworlds_server_accepts(osworld: OSWorldClient) -> None:
+    """OSWorld's server hands ``shell`` to subprocess as it came: ``"shell": "true"`` (two Chrome tasks'
+    postconfig, five multi_apps tasks) runs through the shell, ``0`` splits a string into words, a list with a
+    true ``shell`` runs its first item as the script (SetupController's own ``[cmd]`` shape), and a launch takes
+    the same. Each step's effect is read back inside the replica (OSWorld's ``setup`` returns True even when
+    the server refuses a step)."""
+    out = "/tmp/osworld-shapes"
+    _setup(osworld, [
+        {"type": "execute", "parameters": {"command": f"echo string-true > {out}", "shell": "true"}},
+        {"type": "execute", "parameters": {"command": [f"echo list-$0 >> {out}", "ok"], "shell": True}},
+        {"type": "command", "parameters": {"command": "mkdir /tmp/osworld-shapes-split;", "shell": 0}},
+        {"type": "execute", "parameters": {"command": "echo password | sudo -S mkdir ~/Desktop/osworld-sudo-dir",
+                                           "shell": "true"}},
+        {"type": "launch", "parameters": {"command": f"echo launched > {out}-launch", "shell": "true"}},
+    ])
+    probe = [{"type": "command", "parameters": {
+        "command": f"cat {out} {out}-launch; ls -d /tmp/osworld-shapes-split*; stat -c %U ~/Desktop/osworld-sudo-dir",
+        "shell": "true", "stdout": "shapes.txt"}}]
+    saved = osworld.cache_dir / "shapes.txt"
+
+    def effects() -> str:
+        saved.unlink(missing_ok=True)
+        _setup(osworld, probe)
+        return saved.read_text() if saved.exists() else "(the probe's command was refused)"
+
+    _until("the steps' effects", effects, lambda got: got == (
+        "string-true\nlist-ok\nlaunched\n/tmp/osworld-shapes-split;\nroot\n"), timeout=60)
+
+
 def test_chromium_task_with_download_and_launch(osworld: OSWorldClient, assets: AssetServer) -> None:
     """download two pages + launch Chromium on the first; a new tab typed to the second, read from the
     accessibility tree (the window's title follows the page)."""

@@ -103,3 +103,51 @@ def test_a_root_steps_writes_to_the_layer_are_bounded(root_replica: Replica) -> 
     with pytest.raises(SetupError, match="writable layer holds"):
         root_replica.execute_as_root(f"for i in 1 2 3; do head -c {MAX_ROOT_FILE - 2**20} /dev/zero > /big$i; done",
                                      shell=True, timeout=120)
+
+
+HOME_STATE = "find /home/user -xdev -printf '%m %U %G %p\\n' | sort"
+"""Every entry of the agent's home with its mode and owner (as `user`); ACL entries show in the mode's group bits."""
+
+
+def test_sudo_in_a_root_step_means_what_it_means_on_ubuntu(root_replica: Replica) -> None:
+    """The shapes of OSWorld's e0df059f and 7688b85f (commands of our own): the step's shell expands ``~`` and
+    ``$HOME`` as the user's, only the command after ``sudo`` sees root's HOME, and what it makes in the user's
+    Desktop is root's, as on Ubuntu; the agent can rename it there. The step's other programs do not get the
+    user's HOME (they run as root and must not read the agent's dotfiles), and the agent still has no sudo."""
+    before = root_replica.execute(HOME_STATE, shell=True, timeout=60).output
+    run_step(root_replica, SetupStep(type="execute", parameters={
+        "command": "echo 'password' | sudo -S mkdir ~/Desktop/osgym_sudo_dir", "shell": True, "check": True}))
+    run_step(root_replica, SetupStep(type="execute", parameters={
+        "command": "echo 'password' | sudo -S touch ~/Desktop/osgym_notes.txt && sudo mkdir ~/Desktop/osgym_done",
+        "shell": "true", "check": True}))
+    run_step(root_replica, SetupStep(type="execute", parameters={
+        "command": "echo 'password' | sudo -S chmod 777 ~/Desktop/osgym_notes.txt && "
+                   "sudo chmod 777 ~/Desktop/osgym_done", "shell": True, "check": True}))
+    made = root_replica.execute("cd ~/Desktop && stat -c '%U %a %n' osgym_sudo_dir osgym_notes.txt osgym_done",
+                                shell=True, timeout=30)
+    assert made.output.splitlines() == ["root 755 osgym_sudo_dir", "root 777 osgym_notes.txt", "root 777 osgym_done"]
+    assert root_replica.execute_as_root("test -e /root/Desktop || echo none", shell=True, timeout=30).output == "none\n"
+    renamed = root_replica.execute("mv ~/Desktop/osgym_sudo_dir ~/Desktop/osgym_sudo_dir2 && "
+                                   "mv ~/Desktop/osgym_notes.txt ~/Desktop/osgym_done/", shell=True, timeout=30)
+    assert renamed.returncode == 0, renamed
+
+    seen = root_replica.execute_as_root(
+        "echo password | sudo -S sh -c 'echo $HOME $USER $LOGNAME $SUDO_USER'; echo $HOME $USER $LOGNAME ~; pwd; "
+        "python3 -c 'import os; print(os.environ.get(\"HOME\"), os.path.expanduser(\"~\"))'", shell=True, timeout=60)
+    assert seen.output.splitlines() == ["/root root root user", "/home/user user user /home/user", "/home/user",
+                                        "None /root"], seen
+    assert root_replica.execute_as_root(["sudo", "ls", "-d", "~/Desktop"], timeout=30).output == "/home/user/Desktop\n"
+
+    # root's access to the home lasts as long as its step: modes, owners and ACLs are as they were
+    # (the desktop session may add files meanwhile: the entries of both listings are compared)
+    after = root_replica.execute(HOME_STATE, shell=True, timeout=60).output
+    was, now = ({line.split(" ", 3)[3]: line for line in out.splitlines()} for out in (before, after))
+    assert len(was) > 10 and "/home/user/Desktop" in was
+    assert {p: now.get(p) for p in was} == was
+    acl = root_replica.execute("python3 -c 'import os, sys; print(sum(\"system.posix_acl_access\" in "
+                               "os.listxattr(os.path.join(t, n)) for t, ds, fs in os.walk(sys.argv[1]) "
+                               "for n in ds + fs))' /home/user", shell=True, timeout=60)
+    assert acl.output == "0\n", acl
+
+    agent = root_replica.execute("echo password | sudo -S id -u", shell=True, timeout=30)
+    assert agent.returncode != 0 and "0" not in agent.output.split(), agent

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -80,3 +81,58 @@ def test_osworld_file_runs_solved_and_unsolved(shared_pool: ReplicaPool, name: s
     assert solved.error_class is None, solved.error_message
     assert solved.score == 1.0 and solved.termination == ("fail" if name.startswith("infeasible") else "done")
     assert idle.error_class is None and idle.score == 0.0
+
+
+# OSWorld's server hands `shell` to subprocess as the file gives it: "true" (and "false") run through the shell,
+# 0 does not, and a list with a true `shell` runs its first item as the script (osgym.tasks.commands).
+SHELL_SHAPES = {
+    "id": "osgym-shell-shapes", "instruction": "Nothing to do.", "snapshot": "os",
+    "config": [
+        {"type": "execute", "parameters": {"command": "echo setup > /tmp/osgym-shapes", "shell": "true"}},
+        {"type": "execute", "parameters": {"command": ["echo list-$0 >> /tmp/osgym-shapes", "ok"], "shell": 1}},
+        {"type": "execute", "parameters": {"command": "mkdir /tmp/osgym-shapes-split;", "shell": 0}},
+    ],
+    "evaluator": {
+        "postconfig": [{"type": "execute", "parameters": {"command": "echo post >> /tmp/osgym-shapes",
+                                                          "shell": "false"}}],
+        "func": "exact_match",
+        "result": {"type": "vm_command_line", "command": "cat /tmp/osgym-shapes; ls -d /tmp/osgym-shapes-split*",
+                   "shell": "true"},
+        "expected": {"type": "rule", "rules": {"expected": "setup\nlist-ok\npost\n/tmp/osgym-shapes-split;\n"}},
+    },
+}
+
+
+def test_shell_given_as_a_string_or_number_loads() -> None:
+    task = load_task(SHELL_SHAPES)
+    assert [s.parameters["shell"] for s in task.config] == ["true", 1, 0]
+    assert task.evaluator.postconfig[0].parameters["shell"] == "false"
+
+
+@pytest.mark.parametrize("field", ["config", "postconfig"])
+@pytest.mark.parametrize("shell", [[1], {"on": True}])
+def test_a_shell_that_is_no_flag_fails_at_load_naming_the_step(field: str, shell: object) -> None:
+    step = {"type": "execute", "parameters": {"command": "true", "shell": shell}}
+    task = {"id": "t-shell", "instruction": "x", "evaluator": {"func": "infeasible"}}
+    if field == "config":
+        task["config"] = [step]
+        named = "config[0].parameters.shell"
+    else:
+        task["evaluator"] = {"func": "infeasible", "postconfig": [step]}
+        named = "evaluator.postconfig[0].parameters.shell"
+    with pytest.raises(TaskLoadError, match=rf"t-shell.*{re.escape(named)}: expected true or false"):
+        load_task(task)
+
+
+def test_a_step_without_a_command_fails_at_load() -> None:
+    with pytest.raises(TaskLoadError, match=r"config\[0\]\.parameters\.command: expected a non-empty string or list"):
+        load_task({"id": "t-cmd", "instruction": "x", "evaluator": {"func": "infeasible"},
+                   "config": [{"type": "launch", "parameters": {"command": []}}]})
+
+
+@pytest.mark.docker
+def test_string_and_number_shell_flags_run_as_osworld_runs_them(shared_pool: ReplicaPool) -> None:
+    with shared_pool.lease(timeout=120) as r:
+        idle = run_episode(r, load_task(SHELL_SHAPES), NoopPolicy(), limits=LIMITS)
+    assert idle.error_class is None, idle.error_message
+    assert idle.score == 1.0

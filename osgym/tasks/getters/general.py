@@ -8,9 +8,10 @@ from collections import Counter
 from datetime import datetime, timedelta
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, StrictBool, StrictStr
+from pydantic import BaseModel, ConfigDict, StrictBool, StrictFloat, StrictInt, StrictStr
 
 from osgym.errors import EvaluatorError
+from osgym.tasks.commands import step_command
 from osgym.tasks.getters import Context, getter
 from osgym.tasks.setup import run_command
 
@@ -20,28 +21,28 @@ class _Options(BaseModel):
 
 
 class CommandOptions(_Options):
-    """``command``: argv list or a string; ``shell``: run a string through ``/bin/sh`` (OSWorld's task
-    files also write it as the string ``"true"``)."""
+    """``command``: argv list or a string; ``shell``: run it through ``/bin/sh``, read as OSWorld reads it
+    (:mod:`osgym.tasks.commands`: its task files also write the string ``"true"``)."""
 
     command: StrictStr | list[StrictStr]
-    shell: StrictBool | Literal["true", "false"] | None = None
+    shell: StrictBool | StrictStr | StrictInt | StrictFloat | None = None
     timeout: float = 30
 
     @property
-    def use_shell(self) -> bool | None:
-        return self.shell == "true" if isinstance(self.shell, str) else self.shell
+    def argv_and_shell(self) -> tuple[str | list[str], bool | None]:
+        return step_command(self.command, self.shell)
 
 
 @getter("vm_command_line", CommandOptions)
 def vm_command_line(ctx: Context, o: CommandOptions, where: str) -> str:
     """The command's standard output (as root through Docker if it uses sudo, like setup steps)."""
-    return run_command(ctx.replica, o.command, o.use_shell, min(o.timeout, 300)).output
+    return run_command(ctx.replica, *o.argv_and_shell, min(o.timeout, 300)).output
 
 
 @getter("vm_command_error", CommandOptions)
 def vm_command_error(ctx: Context, o: CommandOptions, where: str) -> str:
     """The command's standard error."""
-    return run_command(ctx.replica, o.command, o.use_shell, min(o.timeout, 300)).error
+    return run_command(ctx.replica, *o.argv_and_shell, min(o.timeout, 300)).error
 
 
 @getter("vm_terminal_output")
