@@ -109,7 +109,7 @@ BOOKMARK_LIST = ("python3 -c \"import json,sys\nd=json.load(open(sys.argv[1]))\n
                  " if n.get('type') == 'url': print(n['name'] + ' | ' + n['url'])\n"
                  "[walk(r) for r in d['roots'].values() if isinstance(r, dict)]\" ")
 """Every bookmark in the Bookmarks file given, in any folder, as ``name | url`` lines."""
-BOOKMARKS = f"{HOME}/.config/chromium/Default/Bookmarks"
+BOOKMARKS = f"{HOME}/.config/google-chrome/Default/Bookmarks"
 
 
 def web_bookmark_page(rng: random.Random) -> dict[str, Any]:
@@ -197,7 +197,7 @@ def web_find_in_page(rng: random.Random) -> dict[str, Any]:
 
 FONT_SIZES = [9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 20, 22, 24, 26, 28, 30, 32, 34, 36, 40, 44, 48, 56, 64, 72]
 """The stops of the Font size slider in chrome://settings/fonts (its arrow keys step through them)."""
-PREFERENCES = f"{HOME}/.config/chromium/Default/Preferences"
+PREFERENCES = f"{HOME}/.config/google-chrome/Default/Preferences"
 TOPIC_KINDS = ["recipes", "timetable", "notes", "guide", "rules", "news", "minutes", "letters", "menu", "diary",
                "manual", "stories"]
 

@@ -1,4 +1,4 @@
-"""Chromium's state from its profile files (apps tier: ``~/.config/chromium``, OSWorld's ``google-chrome``).
+"""Chromium's state from its profile files, where OSWorld's VM keeps Chrome's: ``~/.config/google-chrome``.
 
 Preferences, Local State and Bookmarks are JSON files fetched whole and parsed on the host with
 ``json`` (size-capped by the client). History and Cookies are SQLite databases: they are queried
@@ -22,7 +22,7 @@ from osgym.replicas.accounts import AGENT_HOME as HOME
 from osgym.tasks.getters import Context, getter
 from osgym.tasks.getters.files import read_vm_file, relative_name
 
-PROFILE_DIR = f"{HOME}/.config/chromium"
+PROFILE_DIR = f"{HOME}/.config/google-chrome"
 PREFERENCES = f"{PROFILE_DIR}/Default/Preferences"
 LOCAL_STATE = f"{PROFILE_DIR}/Local State"
 BOOKMARKS = f"{PROFILE_DIR}/Default/Bookmarks"
