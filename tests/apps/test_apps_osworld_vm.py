@@ -3,8 +3,8 @@ OSWorld's VM"): each test runs a task's kind of step through osgym's own setup c
 apps replica and checks what the task's evaluator reads.
 
 - a VS Code window that ``activate_window "Visual Studio Code"`` finds right after ``launch code``;
-- ``google-chrome`` and Chrome's profile at ``~/.config/google-chrome``, present before the browser first
-  runs, edited there and then used by the browser;
+- ``google-chrome``, its window titled ``<page> - Google Chrome``, and Chrome's profile at
+  ``~/.config/google-chrome``, present before the browser first runs, edited there and then used by the browser;
 - ``apt-get update && apt-get install X`` for the packages tasks install, offline; ``pip install`` likewise;
 - GNOME's settings set and read with ``gsettings`` (dconf), over the bus path Ubuntu has;
 - the initial state gives no free reward: VLC is not the default video player, Mahjongg is installed,
@@ -140,6 +140,8 @@ def test_chrome_profile_is_google_chromes_and_a_task_edit_reaches_the_browser(vm
             res = vm.execute(["python3", "-c", "import urllib.request; print(urllib.request.urlopen("
                               "'http://127.0.0.1:1337/json', timeout=5).read().decode())"])
             tabs = json.loads(res.output) if res.returncode == 0 else []
+        # Chrome tasks then activate the browser by its title, as on OSWorld's VM: "<page> - Google Chrome".
+        _step(vm, "activate_window", window_name="Google Chrome")
         cmdline = _ok(vm, "pgrep -a -f -- --remote-debugging-port=1337 | head -1")
         assert f"--user-data-dir={CHROME}" in cmdline, cmdline
         assert _fetch(vm, "new_startup_page") == "false"  # what 3299584d scores: no free reward

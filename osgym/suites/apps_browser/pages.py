@@ -65,7 +65,7 @@ def web_table_lookup(rng: random.Random) -> dict[str, Any]:
         "evaluator": {"func": "check_include_exclude", "result": cmd(PAGE_URLS),
                       "expected": rule(include=[f"file://{path}?answer={values[k]}"], exclude=[])},
         "oracle": [op("wait_focused", window=shop, role="entry", timeout=30), op("type", text=f"{values[k]}\n"),
-                   op("wait_window", title="Received - Chromium", timeout=30), DONE],
+                   op("wait_window", title="Received - Google Chrome", timeout=30), DONE],
     }
 
 
@@ -100,7 +100,7 @@ def web_follow_links(rng: random.Random) -> dict[str, Any]:
         # Each page focuses its first link, so the i-th link is i Tabs away.
         "oracle": [op("wait_focused", window=site, role="link", timeout=30), *_tabs_then_enter(i),
                    op("wait_focused", window=f"{site} {section}", role="link", timeout=30), *_tabs_then_enter(j),
-                   op("wait_window", title=f"{target} - Chromium", timeout=30), DONE],
+                   op("wait_window", title=f"{target} - Google Chrome", timeout=30), DONE],
     }
 
 
@@ -191,7 +191,7 @@ def web_find_in_page(rng: random.Random) -> dict[str, Any]:
                    op("type", text=codes[k]), op("press", key="enter"), op("press", key="Escape"),
                    op("click_element", window=title, name=field, role="entry", timeout=30),
                    op("wait_focused", window=title, role="entry", timeout=30), op("type", text=f"{bays[k]}\n"),
-                   op("wait_window", title="Received - Chromium", timeout=30), DONE],
+                   op("wait_window", title="Received - Google Chrome", timeout=30), DONE],
     }
 
 
