@@ -142,12 +142,12 @@ def test_chrome_profile_is_google_chromes_and_a_task_edit_reaches_the_browser(vm
             tabs = json.loads(res.output) if res.returncode == 0 else []
         # Chrome tasks then activate the browser by its title, as on OSWorld's VM: "<page> - Google Chrome".
         _step(vm, "activate_window", window_name="Google Chrome")
-        cmdline = _ok(vm, "pgrep -a -f -- --remote-debugging-port=1337 | head -1")
+        cmdline = _ok(vm, "pgrep -a -f -- '[-]-remote-debugging-port=1337' | head -1")  # [-]: not this shell
         assert f"--user-data-dir={CHROME}" in cmdline, cmdline
         assert _fetch(vm, "new_startup_page") == "false"  # what 3299584d scores: no free reward
     finally:
-        vm.execute(["sh", "-c", "pkill -f -- --remote-debugging-port=1337; sleep 2; "
-                             "pkill -9 -f -- --remote-debugging-port=1337; true"])
+        vm.execute(["sh", "-c", "pkill -f -- '[-]-remote-debugging-port=1337'; sleep 2; "
+                             "pkill -9 -f -- '[-]-remote-debugging-port=1337'; true"])
 
 
 def test_vscode_window_found_by_activate_window_right_after_launch(vm: Replica) -> None:
