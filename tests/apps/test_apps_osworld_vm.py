@@ -74,6 +74,8 @@ def test_initial_state_gives_no_free_reward(vm: Replica) -> None:
     assert "mahjongg" in _ok(vm, "dpkg -l | grep mahjongg")
     # a4d98375 "lock automatically": off, as on OSWorld's VM.
     assert _ok(vm, "gsettings get org.gnome.desktop.screensaver lock-enabled") == "false\n"
+    # 99146c54 "delete browsing data on close": Chrome's profile as built holds only Chromium's own markers.
+    assert _fetch(vm, "data_delete_automacally") == "false"
     # 3ce045a0, bedcedc4, f9be0997: GNOME's defaults, which the tasks must change.
     assert _ok(vm, "gsettings get org.gnome.desktop.interface text-scaling-factor") == "1.0\n"
     assert _ok(vm, "gsettings get org.gnome.desktop.session idle-delay") == "uint32 300\n"

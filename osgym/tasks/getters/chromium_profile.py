@@ -118,8 +118,15 @@ def new_startup_page(ctx: Context, o: None, where: str) -> str:
 @getter("data_delete_automacally")
 def data_delete_automacally(ctx: Context, o: None, where: str) -> str:
     """``"true"`` if site-data settings were changed (``profile.default_content_setting_values`` exists);
-    OSWorld's spelling of the name is kept."""
-    return _flag(_get(_prefs(ctx), "profile", "default_content_setting_values") is not None)
+    OSWorld's spelling of the name is kept.
+
+    Chromium since OSWorld's tasks were written keeps its own markers there (``has_migrated_*``, in every
+    new profile): a dict of only those counts as absent, or a fresh browser would score a task that asks
+    to change these settings (99146c54)."""
+    values = _get(_prefs(ctx), "profile", "default_content_setting_values")
+    if isinstance(values, dict) and values and all(str(k).startswith("has_migrated_") for k in values):
+        values = None
+    return _flag(values is not None)
 
 
 def _extension_settings(ctx: Context) -> dict[str, Any]:
