@@ -113,16 +113,6 @@ def _wait_for(check, what, timeout=10.0, tolerate=False):
         time.sleep(0.01)
 
 
-def _a11y_bus_owned(env):
-    """Whether a process owns org.a11y.Bus, AT-SPI's name on the session bus (ours, or one D-Bus started)."""
-    try:
-        res = subprocess.run(["dbus-send", "--session", "--print-reply", "--dest=org.freedesktop.DBus",
-                              "/org/freedesktop/DBus", "org.freedesktop.DBus.NameHasOwner", "string:org.a11y.Bus"],
-                             env=env, stdin=subprocess.DEVNULL, capture_output=True, timeout=5, cwd="/", **uids.AS_USER)
-    except (OSError, subprocess.TimeoutExpired):
-        return False
-    return res.returncode == 0 and b"boolean true" in res.stdout
-
 
 class Desktop:
     """Supervises the desktop's processes: Xvfb, the session bus, AT-SPI, the window manager and the panel.
@@ -186,7 +176,7 @@ class Desktop:
         # (seen under load), the watchdog restarted it in vain and /health said at-spi was down while it worked.
         self.procs["at-spi"] = _spawn(self._argv("at-spi"), env)
         if self.SESSION:
-            _wait_for(lambda: _a11y_bus_owned(env), "the accessibility bus", timeout=5.0, tolerate=True)
+            _wait_for(lambda: procs.a11y_bus_owned(env), "the accessibility bus", timeout=5.0, tolerate=True)
         for name in self.RESTARTABLE:
             if name == "at-spi":
                 continue
@@ -281,7 +271,7 @@ class Desktop:
                 return
             for name in self.RESTARTABLE:
                 if self.procs[name].poll() is not None and restarts[name] < 20 and not self.stopping:
-                    if name == "at-spi" and _a11y_bus_owned(child_env()):
+                    if name == "at-spi" and procs.a11y_bus_owned(child_env()):
                         continue  # another launcher has the name: a new one of ours would lose it and exit
                     restarts[name] += 1
                     self.procs[name] = _spawn(self._argv(name), child_env())
@@ -289,7 +279,7 @@ class Desktop:
     def status(self):
         up = {name: p.poll() is None for name, p in self.procs.items()}
         if "at-spi" in up and not up["at-spi"]:
-            up["at-spi"] = _a11y_bus_owned(child_env())  # the bus is what programs use, whoever launched it
+            up["at-spi"] = procs.a11y_bus_owned(child_env())  # the bus is what programs use, whoever launched it
         return up
 
     def stop(self):

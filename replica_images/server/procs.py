@@ -237,3 +237,14 @@ class Recorder:
     def close(self):
         if self.recording:
             kill_group(self.proc)
+
+
+def a11y_bus_owned(env):
+    """Whether a process owns org.a11y.Bus, AT-SPI's name on the session bus (ours, or one D-Bus started)."""
+    try:
+        res = subprocess.run(["dbus-send", "--session", "--print-reply", "--dest=org.freedesktop.DBus",
+                              "/org/freedesktop/DBus", "org.freedesktop.DBus.NameHasOwner", "string:org.a11y.Bus"],
+                             env=env, stdin=subprocess.DEVNULL, capture_output=True, timeout=5, cwd="/", **uids.AS_USER)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return res.returncode == 0 and b"boolean true" in res.stdout
