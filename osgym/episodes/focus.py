@@ -5,7 +5,7 @@ The task's apps are the windows its setup waited for, focused, with ``wait_windo
 first step's window list): one for most tasks (the last such step), one per app for a flow across apps
 (apps-multi: a page and a sheet), which opens each app with a focused wait. A distractor of
 :mod:`osgym.suites.variation` is waited for unfocused, so it is never one of them. Windows that appear later
-with an app's WM class or a title the oracle names (its dialogs: ``Save``, ``Received - Chromium``) are the
+with an app's WM class or a title the oracle names (its dialogs: ``Save``, ``Received - Google Chrome``) are the
 apps' too. Windows already up beside the apps at the first step are never theirs: the distractor, or anything
 setup left.
 

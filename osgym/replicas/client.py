@@ -217,6 +217,15 @@ class ControlClient:
         self._http.close()
 
 
+def _window_request(title: str, timeout: float, strict: bool | None, by_class: bool | None) -> dict[str, Any]:
+    body: dict[str, Any] = {"title": title}
+    if timeout:
+        body["timeout"] = timeout
+    if strict is not None or by_class is not None:
+        body.update(strict=bool(strict), by_class=bool(by_class))
+    return body
+
+
 class Replica:
     """One desktop replica: a container plus its control API.
 
@@ -369,11 +378,30 @@ class Replica:
                              timeout=timeout + 5).json()["window"]
         return Window(**{k: v for k, v in d.items() if k in Window.__dataclass_fields__})
 
-    def activate_window(self, title: str) -> None:
-        self.api.request("POST", "/windows/activate", json={"title": title})
+    def activate_window(self, title: str, *, timeout: float = 0.0, strict: bool | None = None,
+                        by_class: bool | None = None) -> None:
+        """Raise and focus the first window that ``title`` names, waiting up to ``timeout`` seconds (at most 60)
+        for one to appear.
 
-    def close_window(self, title: str) -> None:
-        self.api.request("POST", "/windows/close", json={"title": title})
+        ``title`` names a window by osgym's rule (a case-insensitive substring of its title or class); given
+        ``strict`` or ``by_class``, by wmctrl's, as OSWorld's ``activate_window`` step does (``by_class``: the
+        class as ``instance.class``; ``strict``: the whole string, case-sensitively).
+
+        Raises:
+            RequestRejected: 404 if no such window came within ``timeout``.
+        """
+        self.api.request("POST", "/windows/activate", json=_window_request(title, timeout, strict, by_class),
+                         timeout=timeout + 10 if timeout else None)
+
+    def close_window(self, title: str, *, timeout: float = 0.0, strict: bool | None = None,
+                     by_class: bool | None = None) -> None:
+        """Close the first window that ``title`` names (the rules of :meth:`activate_window`).
+
+        Raises:
+            RequestRejected: 404 if no such window came within ``timeout``.
+        """
+        self.api.request("POST", "/windows/close", json=_window_request(title, timeout, strict, by_class),
+                         timeout=timeout + 10 if timeout else None)
 
     def pointer(self) -> tuple[int, int]:
         """Where the pointer is now, in screen pixels."""

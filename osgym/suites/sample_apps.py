@@ -78,7 +78,7 @@ def _chrome(base: str) -> list[dict[str, Any]]:
               {"func": "check_include_exclude", "result": cmd(PAGE_URLS),
                "expected": rule(include=[f"file://{form}?customer=Otter&tickets=4"], exclude=[])},
               [op("wait_focused", window="Order form", role="entry", timeout=30), op("type", text="Otter\t4\n"),
-               op("wait_window", title="Received - Chromium", timeout=30)]),
+               op("wait_window", title="Received - Google Chrome", timeout=30)]),
         _task("chrome-link", "On the Harbor Cafe page open in the browser, follow the link to the cafe's menu.",
               ["chrome"],
               [_session(), _download(base, ("cafe-index.html", f"{cafe}/index.html"),
@@ -88,7 +88,7 @@ def _chrome(base: str) -> list[dict[str, Any]]:
               {"func": "check_include_exclude", "result": cmd(PAGE_URLS),
                "expected": rule(include=[f"file://{cafe}/menu.html"], exclude=[f"file://{cafe}/index.html"])},
               [op("wait_focused", window="Harbor Cafe", role="link", timeout=30), op("press", key="enter"),
-               op("wait_window", title="Menu - Chromium", timeout=30)]),
+               op("wait_window", title="Menu - Google Chrome", timeout=30)]),
     ]
 
 

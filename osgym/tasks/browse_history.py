@@ -25,7 +25,7 @@ PROFILE_WAIT_S = 60.0
 HISTORY_SCRIPT = r"""
 import json, os, signal, sqlite3, subprocess, sys, time
 req = json.loads(sys.argv[1])
-profile = os.path.expanduser("~/.config/chromium")
+profile = os.path.expanduser("~/.config/google-chrome")
 db = os.path.join(profile, "Default", "History")
 
 def answer(**kw):

@@ -18,6 +18,9 @@ from osgym.tasks.spec import SetupStep
 
 log = logging.getLogger(__name__)
 
+ACTIVATE_WAIT_S = 60.0
+"""How long an ``activate_window`` step waits for its window to appear (the replica's bound)."""
+
 
 def _command(params: dict[str, Any], where: str) -> tuple[str | list[str], bool | None]:
     """The step's command and ``shell``, read as OSWorld reads them (:mod:`osgym.tasks.commands`)."""
@@ -90,9 +93,12 @@ def run_step(replica: Replica, step: SetupStep, *, where: str = "config step", s
         elif step.type == "sleep":
             time.sleep(min(float(p.get("seconds", 1)), 60))
         elif step.type == "activate_window":
-            replica.activate_window(p["window_name"])
+            # wmctrl's rule, as OSWorld's server; waiting for the window, which OSWorld's VM maps within a second
+            # or two of the launch step before it (VS Code here: 15-20 s).
+            replica.activate_window(p["window_name"], timeout=ACTIVATE_WAIT_S, strict=bool(p.get("strict")),
+                                    by_class=bool(p.get("by_class")))
         elif step.type == "close_window":
-            replica.close_window(p["window_name"])
+            replica.close_window(p["window_name"], strict=bool(p.get("strict")), by_class=bool(p.get("by_class")))
         elif step.type == "wait_window":
             try:
                 wait_window(replica, p["title"], float(p.get("timeout", 15)), focused=bool(p.get("focused")))

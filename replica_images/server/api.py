@@ -13,6 +13,7 @@ import liveview
 import procs
 import settle
 import wallpaper
+import windows
 from errors import HttpError, bad, load_json, number
 from files import confine, read_file, write_file
 from screen import Screen
@@ -330,27 +331,23 @@ class App:
         return 200, read_file(path), {"Content-Type": "video/mp4"}
 
     # ---- windows -----------------------------------------------------------
-    def _find_window(self, data):
-        wins = self.screen.windows()
-        if "id" in data:
-            match = [w for w in wins if w["id"] == data["id"]]
-        elif isinstance(data.get("title"), str):
-            needle = data["title"].lower()
-            match = [w for w in wins if needle in w["title"].lower() or needle in w["wm_class"].lower()
-                     or needle == w.get("wm_instance", "").lower()]
-        else:
-            raise bad("expected {id} or {title}")
+    def _find_window(self, data, timeout=0.0):
+        """The first window the request names (windows.py's rules), waiting up to ``timeout`` s for one."""
+        test, label = windows.matcher(data)
+        match = windows.find(self.screen, test, timeout)
         if not match:
-            raise HttpError(404, f"no window matches {data.get('title', data.get('id'))!r}")
+            raise HttpError(404, f"no window matches {label}" + (f" within {timeout:g} s" if timeout else ""))
         return match[0]
 
     def activate_window(self, q, body):
-        w = self._find_window(load_json(body))
+        data = load_json(body)
+        w = self._find_window(data, windows.wait_seconds(data))
         self.screen.activate(w["id"])
         return 200, {"status": "success", "window": w}, None
 
     def close_window(self, q, body):
-        w = self._find_window(load_json(body))
+        data = load_json(body)
+        w = self._find_window(data, windows.wait_seconds(data))
         self.screen.close(w["id"])
         return 200, {"status": "success", "window": w}, None
 
@@ -358,17 +355,14 @@ class App:
         """Poll until a window whose title/class contains ``title`` exists (and optionally is focused)."""
         data = load_json(body)
         timeout = number(data, "timeout", 0, 60, default=10)
+        test, label = windows.matcher(data)
         deadline = time.monotonic() + timeout
         while True:
-            try:
-                w = self._find_window(data)
-                if not data.get("focused") or w["focused"]:
-                    return 200, {"status": "success", "window": w}, None
-            except HttpError as exc:
-                if exc.status != 404:
-                    raise
+            match = windows.find(self.screen, test)
+            if match and (not data.get("focused") or match[0]["focused"]):
+                return 200, {"status": "success", "window": match[0]}, None
             if time.monotonic() >= deadline:
-                raise HttpError(404, f"no window matching {data.get('title')!r} within {timeout} s")
+                raise HttpError(404, f"no window matching {label} within {timeout} s")
             time.sleep(0.05)
 
     # ---- files -------------------------------------------------------------

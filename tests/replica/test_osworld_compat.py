@@ -87,7 +87,7 @@ def test_setup_launch_and_activate_window(vm: httpx.Client) -> None:
     while not any(w["focused"] and "Mousepad" in str(w["title"]) for w in _windows(vm)):
         assert time.monotonic() < deadline, _windows(vm)
         time.sleep(0.05)
-    assert vm.post("/setup/activate_window", json={"window_name": "nope"}).status_code == 404
+    assert vm.post("/setup/activate_window", json={"window_name": "nope", "timeout": 0}).status_code == 404
     assert vm.post("/setup/activate_window", json={}).status_code == 400
     r = vm.post("/setup/close_window", json={"window_name": "xterm", "by_class": True})
     assert r.status_code == 200

@@ -65,7 +65,7 @@ def web_table_lookup(rng: random.Random) -> dict[str, Any]:
         "evaluator": {"func": "check_include_exclude", "result": cmd(PAGE_URLS),
                       "expected": rule(include=[f"file://{path}?answer={values[k]}"], exclude=[])},
         "oracle": [op("wait_focused", window=shop, role="entry", timeout=30), op("type", text=f"{values[k]}\n"),
-                   op("wait_window", title="Received - Chromium", timeout=30), DONE],
+                   op("wait_window", title="Received - Google Chrome", timeout=30), DONE],
     }
 
 
@@ -100,7 +100,7 @@ def web_follow_links(rng: random.Random) -> dict[str, Any]:
         # Each page focuses its first link, so the i-th link is i Tabs away.
         "oracle": [op("wait_focused", window=site, role="link", timeout=30), *_tabs_then_enter(i),
                    op("wait_focused", window=f"{site} {section}", role="link", timeout=30), *_tabs_then_enter(j),
-                   op("wait_window", title=f"{target} - Chromium", timeout=30), DONE],
+                   op("wait_window", title=f"{target} - Google Chrome", timeout=30), DONE],
     }
 
 
@@ -109,7 +109,7 @@ BOOKMARK_LIST = ("python3 -c \"import json,sys\nd=json.load(open(sys.argv[1]))\n
                  " if n.get('type') == 'url': print(n['name'] + ' | ' + n['url'])\n"
                  "[walk(r) for r in d['roots'].values() if isinstance(r, dict)]\" ")
 """Every bookmark in the Bookmarks file given, in any folder, as ``name | url`` lines."""
-BOOKMARKS = f"{HOME}/.config/chromium/Default/Bookmarks"
+BOOKMARKS = f"{HOME}/.config/google-chrome/Default/Bookmarks"
 
 
 def web_bookmark_page(rng: random.Random) -> dict[str, Any]:
@@ -191,13 +191,13 @@ def web_find_in_page(rng: random.Random) -> dict[str, Any]:
                    op("type", text=codes[k]), op("press", key="enter"), op("press", key="Escape"),
                    op("click_element", window=title, name=field, role="entry", timeout=30),
                    op("wait_focused", window=title, role="entry", timeout=30), op("type", text=f"{bays[k]}\n"),
-                   op("wait_window", title="Received - Chromium", timeout=30), DONE],
+                   op("wait_window", title="Received - Google Chrome", timeout=30), DONE],
     }
 
 
 FONT_SIZES = [9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 20, 22, 24, 26, 28, 30, 32, 34, 36, 40, 44, 48, 56, 64, 72]
 """The stops of the Font size slider in chrome://settings/fonts (its arrow keys step through them)."""
-PREFERENCES = f"{HOME}/.config/chromium/Default/Preferences"
+PREFERENCES = f"{HOME}/.config/google-chrome/Default/Preferences"
 TOPIC_KINDS = ["recipes", "timetable", "notes", "guide", "rules", "news", "minutes", "letters", "menu", "diary",
                "manual", "stories"]
 

@@ -168,7 +168,7 @@ def multi_doc_to_form(rng: random.Random) -> dict[str, Any]:
                    *[op("press", key="down")] * k, op("press", key="Home"), op("hotkey", keys=["shift", "End"]),
                    op("hotkey", keys=["ctrl", "c"]), op("click_element", window=title, name=field, role="entry"),
                    op("wait_focused", window=title, role="entry", timeout=30), op("hotkey", keys=["ctrl", "v"]),
-                   op("press", key="enter"), op("wait_window", title="Received - Chromium", timeout=30), DONE],
+                   op("press", key="enter"), op("wait_window", title="Received - Google Chrome", timeout=30), DONE],
     }
 
 

@@ -40,5 +40,5 @@ def chromium_fill_form(rng: random.Random) -> dict[str, Any]:
         "evaluator": {"func": "check_include_exclude", "result": cmd(PAGE_URLS),
                       "expected": rule(include=[f"file://{path}?{k1}={who}&{k2}={count}"], exclude=[])},
         "oracle": [op("wait_focused", window=title, role="entry", timeout=30), op("type", text=f"{who}\t{count}\n"),
-                   op("wait_window", title="Received - Chromium", timeout=30), DONE],
+                   op("wait_window", title="Received - Google Chrome", timeout=30), DONE],
     }

@@ -1,4 +1,4 @@
-"""Chromium's state from its profile files (apps tier: ``~/.config/chromium``, OSWorld's ``google-chrome``).
+"""Chromium's state from its profile files, where OSWorld's VM keeps Chrome's: ``~/.config/google-chrome``.
 
 Preferences, Local State and Bookmarks are JSON files fetched whole and parsed on the host with
 ``json`` (size-capped by the client). History and Cookies are SQLite databases: they are queried
@@ -22,7 +22,7 @@ from osgym.replicas.accounts import AGENT_HOME as HOME
 from osgym.tasks.getters import Context, getter
 from osgym.tasks.getters.files import read_vm_file, relative_name
 
-PROFILE_DIR = f"{HOME}/.config/chromium"
+PROFILE_DIR = f"{HOME}/.config/google-chrome"
 PREFERENCES = f"{PROFILE_DIR}/Default/Preferences"
 LOCAL_STATE = f"{PROFILE_DIR}/Local State"
 BOOKMARKS = f"{PROFILE_DIR}/Default/Bookmarks"
@@ -118,8 +118,15 @@ def new_startup_page(ctx: Context, o: None, where: str) -> str:
 @getter("data_delete_automacally")
 def data_delete_automacally(ctx: Context, o: None, where: str) -> str:
     """``"true"`` if site-data settings were changed (``profile.default_content_setting_values`` exists);
-    OSWorld's spelling of the name is kept."""
-    return _flag(_get(_prefs(ctx), "profile", "default_content_setting_values") is not None)
+    OSWorld's spelling of the name is kept.
+
+    Chromium since OSWorld's tasks were written keeps its own markers there (``has_migrated_*``, in every
+    new profile): a dict of only those counts as absent, or a fresh browser would score a task that asks
+    to change these settings (99146c54)."""
+    values = _get(_prefs(ctx), "profile", "default_content_setting_values")
+    if isinstance(values, dict) and values and all(str(k).startswith("has_migrated_") for k in values):
+        values = None
+    return _flag(values is not None)
 
 
 def _extension_settings(ctx: Context) -> dict[str, Any]:
