@@ -271,9 +271,9 @@ class Desktop:
                 return
             for name in self.RESTARTABLE:
                 if self.procs[name].poll() is not None and restarts[name] < 20 and not self.stopping:
+                    restarts[name] += 1  # a look at the bus counts too: no dbus-send every 0.5 s for ever
                     if name == "at-spi" and procs.a11y_bus_owned(child_env()):
                         continue  # another launcher has the name: a new one of ours would lose it and exit
-                    restarts[name] += 1
                     self.procs[name] = _spawn(self._argv(name), child_env())
 
     def status(self):
