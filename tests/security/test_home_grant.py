@@ -23,7 +23,6 @@ CAPLESS_ROOT = ["setpriv", "--bounding-set=-all", "--inh-caps=-all", "--"]
 """uid 0 without any capability: a confined root step (osgym.replicas.execution.CONFINED)."""
 
 
-
 @pytest.fixture(autouse=True)
 def _root_and_setpriv() -> None:
     # a failure, not a skip: a skipped test would let the grant pass unproven (CI runs as root, as make test does)
