@@ -202,15 +202,21 @@ def test_check_run_judges_each_task_on_real_replicas(tmp_path: Path, image: str)
 
 @pytest.mark.docker
 def test_an_episode_records_every_tolerated_setup_failure(make_pool: Any) -> None:
-    """Not only config[]: a postconfig command that fails is tolerated too, and recorded."""
+    """Not only config[]: a postconfig command that fails is tolerated too, and recorded. A probe (a postconfig step
+    whose output the evaluator reads, e1fc0df3's ``grep`` for an extension) that exits 1 has answered "no", which
+    is what doing nothing must give: not recorded; one that exits 2 could not look: recorded."""
     pool: ReplicaPool = make_pool(1)
     data = dict(TASKS["fid-tolerated"])
-    data["evaluator"] = dict(data["evaluator"], postconfig=[{"type": "execute", "parameters": {
-        "command": "exit 4", "shell": True}}])
+    data["evaluator"] = dict(data["evaluator"], postconfig=[
+        {"type": "execute", "parameters": {"command": "exit 4", "shell": True}},
+        {"type": "command", "parameters": {"command": ["grep", "-r", "nothing-here", "/etc/hostname"],
+                                           "stdout": "grep.out"}},
+        {"type": "command", "parameters": {"command": ["grep", "-r", "x", "/no/such/dir"], "stdout": "err.out"}}])
     with pool.lease(timeout=120) as r:
         traj = run_episode(r, load_task(data), NoopPolicy(), limits=EpisodeLimits(max_steps=3, deadline_s=120))
     assert traj.error_class is None and traj.termination == "done" and traj.score == 0.0, traj.error_message
-    assert len(traj.setup_failures) == 2, traj.setup_failures
-    first, post = traj.setup_failures
+    assert len(traj.setup_failures) == 3, traj.setup_failures
+    first, post, probe = traj.setup_failures
     assert first.startswith("task fid-tolerated: config[0]: execute ") and "exited 3: no such package" in first
     assert post.startswith("task fid-tolerated: evaluator.postconfig[0]: execute 'exit 4' exited 4")
+    assert probe.startswith("task fid-tolerated: evaluator.postconfig[2]: command ") and "exited 2" in probe, probe

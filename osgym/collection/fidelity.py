@@ -4,7 +4,9 @@ A task file is *faithful* when, over every episode of it that a do-nothing polic
 
 1. no episode errs (its setup, its evaluator or its replica: the episode's ``error_class``, or its deadline);
 2. no setup step fails, not even one that setup goes on after, as OSWorld does for a command that exits non-zero
-   (the episode's ``setup_failures``, from ``config[]`` and ``evaluator.postconfig``);
+   (the episode's ``setup_failures``, from ``config[]`` and ``evaluator.postconfig``; a postconfig probe whose
+   output the evaluator reads and that exits 1 has answered "no", and is not a failure:
+   :func:`~osgym.tasks.setup.run_step`);
 3. noop scores 0, unless OSWorld marks the task infeasible (``evaluator.func`` ``infeasible``): a task that pays
    for doing nothing teaches an agent that doing nothing pays.
 

@@ -28,7 +28,8 @@ the user's ``HOME``, ``USER`` and ``LOGNAME`` (``/home/user``, ``user``), as she
 ``sudo`` there (the shim in ``/opt/osgym/rootbin``) runs its command with ``HOME=/root``, ``USER=root``,
 as Ubuntu's sudo does. The variables are not exported, so the programs of the step's other parts, which
 run as root too, find root's home (``/root``) through the password database and never read the agent's
-dotfiles. While a step runs, root may also write the agent's home, as it may on Ubuntu
+dotfiles; they do get the session's ``DISPLAY`` and ``XAUTHORITY``, as Ubuntu's ``sudo`` keeps them. While a step
+runs, root may also write the agent's home, as it may on Ubuntu
 (:mod:`osgym.replicas.home_grant`). What a task can still tell apart is in docs/osworld.md.
 """
 
@@ -45,7 +46,7 @@ import docker.errors
 import requests.exceptions
 
 from osgym.errors import ReplicaUnreachable, SetupError
-from osgym.replicas.accounts import AGENT_HOME
+from osgym.replicas.accounts import AGENT_DISPLAY, AGENT_HOME, AGENT_XAUTHORITY
 from osgym.replicas.disk import LayerUnmeasurable, writable_layer_usage
 from osgym.replicas.home_grant import home_granted
 
@@ -56,7 +57,10 @@ log = logging.getLogger(__name__)
 
 ROOT_PATH = "/opt/osgym/rootbin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 """PATH of root steps: the ``sudo`` shim first, then the user's PATH."""
-ROOT_ENV = {"PATH": ROOT_PATH}
+ROOT_ENV = {"PATH": ROOT_PATH, "DISPLAY": AGENT_DISPLAY, "XAUTHORITY": AGENT_XAUTHORITY}
+"""A root step's environment: the user's shell exports its display and X cookie, and Ubuntu's ``sudo`` keeps both
+(its default ``env_keep``), so ``sudo apt install xsel && xsel -bc`` reaches the user's clipboard (the cookie is
+readable during the step through :mod:`osgym.replicas.home_grant`)."""
 MAX_ROOT_OUTPUT = 16 * 2**20
 """Output kept per stream (stdout, stderr) of a root step; past it the step fails."""
 MAX_ROOT_STEP_S = 600.0

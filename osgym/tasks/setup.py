@@ -58,7 +58,8 @@ def run_step(replica: Replica, step: SetupStep, *, where: str = "config step", s
             without one (``config[]`` steps) the output is not kept.
         tolerated: where a failure that setup goes on after (a command that exits non-zero without
             ``check``, as OSWorld tolerates it) is recorded, one message each (``"<where>: execute ... exited
-            1: ..."``); the episode keeps them in its record (``Trajectory.setup_failures``).
+            1: ..."``); the episode keeps them in its record (``Trajectory.setup_failures``). A probe (a step
+            whose ``stdout`` the evaluator reads) that exits 1 has answered "no" and is not recorded.
 
     Raises:
         SetupError: naming ``where``, if the step fails inside the replica or names a source it may not read.
@@ -69,7 +70,11 @@ def run_step(replica: Replica, step: SetupStep, *, where: str = "config step", s
         if step.type in ("execute", "command"):
             cmd, shell = _command(p, where)
             res = run_command(replica, cmd, shell, float(p.get("timeout", 60)))
-            if res.returncode != 0:
+            # A postconfig step whose output the evaluator reads is a probe (``grep`` for an installed extension):
+            # its exit status 1 is the answer "no" (grep, test, diff, cmp), which a do-nothing run must give,
+            # not a step that failed; 2 and above still mean the probe could not look.
+            probe = scratch is not None and bool(p.get("stdout"))
+            if res.returncode != 0 and not (probe and res.returncode == 1 and not p.get("check")):
                 said = f"{where}: {step.type} {cmd!r:.200} exited {res.returncode}: {res.error.strip()[:300]}"
                 # OSWorld's setup goes on after a command that fails (task files rely on it, e.g. a
                 # `pkill` of an app that is not running); osgym's own suites ask to stop (`check`).

@@ -6,6 +6,7 @@ apps replica and checks what the task's evaluator reads.
 - ``google-chrome``, its window titled ``<page> - Google Chrome``, and Chrome's profile at
   ``~/.config/google-chrome``, present before the browser first runs, edited there and then used by the browser;
 - ``apt-get update && apt-get install X`` for the packages tasks install, offline; ``pip install`` likewise;
+- X clients in a ``sudo`` step (``... && xsel -bc``) reach the user's display;
 - GNOME's settings set and read with ``gsettings`` (dconf), over the bus path Ubuntu has;
 - the initial state gives no free reward: VLC is not the default video player, Mahjongg is installed,
   automatic screen locking is off;
@@ -104,6 +105,19 @@ def test_task_packages_install_offline(vm: Replica) -> None:
     # A name that is no package fails, as on Ubuntu (0b35aee5 asks for `md5sum`).
     res = vm.execute_as_root("apt-get install -y md5sum", shell=True)
     assert res.returncode != 0 and "Unable to locate package md5sum" in res.output + res.error
+
+
+def test_x_clients_after_sudo_reach_the_users_display(vm: Replica) -> None:
+    """3eb2a122 clears the clipboard with ``echo password | sudo -S apt install xsel && xsel -bc``: on Ubuntu the
+    user's shell runs ``xsel`` on the user's display; here the whole step is a root step, given the session's
+    DISPLAY and X cookie as sudo keeps them."""
+    _ok(vm, "printf 'left over' | xsel --clipboard --input")
+    assert _ok(vm, "xsel --clipboard --output") == "left over"
+    _step(vm, "command", command="echo password | sudo -S apt install xsel && xsel -bc", shell="true", check=True)
+    assert _ok(vm, "xsel --clipboard --output") == ""
+    # The step's own sudo keeps them too, as Ubuntu's env_keep does.
+    _step(vm, "execute", command="echo password | sudo -S sh -c 'xsel --clipboard --output > /tmp/sudo-x'",
+          shell=True, check=True)
 
 
 def test_gsettings_set_and_get_over_ubuntus_bus_path(vm: Replica) -> None:
