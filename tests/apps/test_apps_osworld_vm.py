@@ -5,6 +5,7 @@ apps replica and checks what the task's evaluator reads.
 - a VS Code window that ``activate_window "Visual Studio Code"`` finds right after ``launch code``;
 - ``google-chrome``, its window titled ``<page> - Google Chrome``, and Chrome's profile at
   ``~/.config/google-chrome``, present before the browser first runs, edited there and then used by the browser;
+  its processes named ``chrome``, so that ``pkill chrome`` closes it and it writes its profile;
 - ``apt-get update && apt-get install X`` for the packages tasks install, offline; ``pip install`` likewise;
 - X clients in a ``sudo`` step (``... && xsel -bc``) reach the user's display;
 - GNOME's settings set and read with ``gsettings`` (dconf), over the bus path Ubuntu has;
@@ -161,6 +162,20 @@ def test_chrome_profile_is_google_chromes_and_a_task_edit_reaches_the_browser(vm
         cmdline = _ok(vm, "pgrep -a -f -- '[-]-remote-debugging-port=1337' | head -1")  # [-]: not this shell
         assert f"--user-data-dir={CHROME}" in cmdline, cmdline
         assert _fetch(vm, "new_startup_page") == "false"  # what 3299584d scores: no free reward
+        # Six Chrome tasks end with postconfig `pkill chrome` so that the browser writes its profile before the
+        # evaluator reads it: google-chrome's browser process is named `chrome`, as Google Chrome's is.
+        browser = _ok(vm, "pgrep -o -f -- '[-]-remote-debugging-port=1337'").strip()
+        assert _ok(vm, f"cat /proc/{browser}/comm") == "chrome\n"
+        assert _ok(vm, "pgrep -x chromium || true") == "", "google-chrome's processes are all named chrome"
+        _step(vm, "execute", command="pkill chrome", shell="true", check=True)
+        deadline = time.monotonic() + 30
+        while vm.execute(["pgrep", "-f", "--", "[-]-remote-debugging-port=1337"]).returncode == 0:
+            assert time.monotonic() < deadline, "pkill chrome did not close the browser"
+            time.sleep(0.5)
+        prefs = json.loads(_ok(vm, f"cat '{CHROME}/Default/Preferences'"))
+        # Chrome takes SIGTERM as the session's end and writes its profile; one still running, or killed, has
+        # "Crashed" there.
+        assert prefs["profile"]["exit_type"] == "SessionEnded", prefs["profile"]["exit_type"]
     finally:
         vm.execute(["sh", "-c", "pkill -f -- '[-]-remote-debugging-port=1337'; sleep 2; "
                              "pkill -9 -f -- '[-]-remote-debugging-port=1337'; true"])

@@ -97,7 +97,7 @@ PROFILE_GETTERS = [  # osgym's name, OSWorld's function (chrome.py), the value b
 
 @pytest.fixture(scope="module")
 def profile(apps: Replica) -> Replica:
-    assert apps.execute(["pgrep", "-u", "user", "chromium"]).returncode != 0, "Chromium runs: it would rewrite"
+    assert apps.execute(["pgrep", "-u", "user", "-x", "chromium|chrome"]).returncode != 0, "the browser would rewrite"
     _both(apps, "Default/Preferences", json.dumps(PREFS).encode())
     _both(apps, "Local State", json.dumps(LOCAL_STATE).encode())
     _both(apps, "Default/Bookmarks", json.dumps(BOOKMARKS).encode())
