@@ -39,6 +39,17 @@ def postgres_bindir() -> Path:
                 "(installs Debian's postgresql as root; `make test` does)")
 
 
+def _unprivileged_owner() -> pwd.struct_passwd | None:
+    """As root, the user ``postgres`` (PostgreSQL refuses to run as root); otherwise None, the current user."""
+    if os.geteuid() != 0:
+        return None
+    try:
+        return pwd.getpwnam("postgres")
+    except KeyError:
+        pytest.fail("as root, the private PostgreSQL cluster runs as the user postgres, and there is none: "
+                    "run `bash scripts/ensure-postgres.sh` (Debian's postgresql creates it)")
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -57,7 +68,7 @@ class PrivatePostgres:
         self.database = database
         self.user = user
         self.password = secrets.token_urlsafe(16)
-        self.owner = pwd.getpwnam("postgres") if os.geteuid() == 0 else None
+        self.owner = _unprivileged_owner()
 
     @property
     def url(self) -> str:

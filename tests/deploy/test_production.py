@@ -67,8 +67,14 @@ class Topology:
         self.env.pop("PREFECT_PROFILES_PATH", None)
         self.procs: list[tuple[str, subprocess.Popen[bytes]]] = []
         self.outputs: list[str] = []
+        self.timings: list[tuple[str, float]] = []
 
     def run(self, line: str) -> None:
+        started = time.monotonic()
+        self._run(line)
+        self.timings.append((line, time.monotonic() - started))
+
+    def _run(self, line: str) -> None:
         # one pass, so that a replacement's text (a URL, a password) is never replaced again
         pattern = "|".join(re.escape(k) for k in sorted(self.replacements, key=len, reverse=True))
         line = re.sub(pattern, lambda m: self.replacements[m.group(0)], line)
@@ -210,6 +216,8 @@ def test_the_production_section_runs_as_written(production: Production, second_d
     d2 = docker.DockerClient(base_url=second_daemon.url)
     assert not d2.containers.list(all=True, filters={"label": POOL_LABEL})
     print(f"production topology, from `prefect server start` to `osgym report`: {production.seconds:.0f} s")
+    for line, seconds in production.shell.timings:
+        print(f"  {seconds:6.1f} s  {line[:100]}")
 
 
 def test_a_schedule_fires_on_the_postgres_backed_server(production: Production) -> None:
