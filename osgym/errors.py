@@ -19,7 +19,8 @@
     │   └── EvaluatorError
     ├── PolicyError            the policy failed or answered something unusable
     │   └── Unrenderable       an action has no form in the chosen action format (exports)
-    └── StoreError             the dataset store failed
+    ├── StoreError             the dataset store failed
+    └── HollowDataRefused      an export met hollow (load-test) episodes it was not allowed to take
 
 Lower-level errors (docker, httpx, botocore) are re-raised as the most specific
 class here, with ``raise ... from exc``.
@@ -163,3 +164,7 @@ def error_class_of(exc: BaseException) -> str:
     'error'
     """
     return getattr(exc, "error_class", "error")
+
+
+class HollowDataRefused(OsgymError):
+    """Raised when an export meets episodes of hollow replicas (synthetic screens, not agent data) unasked."""

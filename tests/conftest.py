@@ -161,7 +161,8 @@ SHARED_GROUPS = {
 }
 """Session fixtures costly enough that their tests share one worker under ``pytest -n`` (pytest-xdist)."""
 PREFECT_MODULES = ("tests/deploy/", "tests/test_collect_flow.py", "tests/pool/test_interrupted_", "tests/store/",
-                   "tests/pool/test_maintenance.py", "tests/security/test_operator_switches.py")
+                   "tests/pool/test_maintenance.py", "tests/security/test_operator_switches.py",
+                   "tests/hollow/test_hollow_flow.py")
 """Tests that start Prefect's server: one worker runs them all, so that one server per run starts, not one each."""
 APPS_TIER_MODULES = ("tests/apps/", "tests/osworld_client/", "tests/security/test_disk_bound.py")
 """Tests that start apps-tier replicas (XFCE with Chromium, LibreOffice, GIMP...): one worker runs them, one module

@@ -224,13 +224,15 @@ def dataset_export(
     system_prompt: Annotated[str | None, typer.Option(help="sft: system prompt template ({instruction}, "
                                                            "{width}, {height})")] = None,
     user_prompt: Annotated[str, typer.Option(help="sft: first user turn's template")] = "{instruction}",
+    allow_hollow: Annotated[bool, typer.Option("--allow-hollow", help="export episodes of hollow replicas too "
+                                                                      "(load tests, not agent data)")] = False,
 ) -> None:
     """Export a dataset: AgentNet-style JSONL, or chat samples (Parquet) that SFT trainers load directly."""
     if format == "jsonl":
         from osgym.dataset import export_jsonl
 
         try:
-            path = export_jsonl(store, dataset, out)
+            path = export_jsonl(store, dataset, out, allow_hollow=allow_hollow)
         except OsgymError as exc:
             raise _fail(exc) from exc
         console.print(f"exported to {path}")
@@ -250,7 +252,8 @@ def dataset_export(
                       TimeElapsedColumn(), console=err) as progress:
             bar = progress.add_task(f"export {dataset}", total=selection.kept)
             result = export_sft(store, dataset, out, options, selection=selection,
-                                progress=lambda done, total: progress.update(bar, completed=done, total=total))
+                                progress=lambda done, total: progress.update(bar, completed=done, total=total),
+                                allow_hollow=allow_hollow)
     except OsgymError as exc:
         raise _fail(exc) from exc
     dropped = ", ".join(f"{k} {v}" for k, v in sorted(result.dropped.items())) or "none"

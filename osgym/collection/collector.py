@@ -22,6 +22,7 @@ from osgym.errors import ConfigError, ReplicaError
 from osgym.replicas import cost
 from osgym.replicas.accounting import Usage
 from osgym.replicas.client import Replica
+from osgym.replicas.hollow import HOLLOW
 from osgym.replicas.pool import ReplicaPool
 from osgym.retrying import retrying
 from osgym.suites import expand, expand_mix
@@ -227,7 +228,7 @@ class Collector:
         return episode_result(job.task, traj, episode_id=job.episode_id, run_id=job.run_id, policy=policy.name,
                               policy_config={"name": policy.name, **policy.config()}, image=self.image,
                               replica_id=replica_id, host=host, replica_s=replica_s, prices=self.prices,
-                              usage=usage, attempts=attempts)
+                              usage=usage, attempts=attempts, hollow=self.pool.kind == HOLLOW)
 
 
 def new_run_id() -> str:

@@ -87,6 +87,10 @@ class Recipe(_Strict):
     tier: Literal["desktop", "apps"] = "desktop"
     image: str | None = None
     replicas: int = Field(2, ge=1, le=4096)
+    replica_kind: Literal["container", "hollow"] = "container"
+    """``hollow``: replicas with a synthetic screen and no container, served by one process on this machine, to
+    load the control plane (pool, flow, writer) at scale (:mod:`osgym.replicas.hollow`). Their episodes are marked
+    hollow, and ``osgym dataset export`` refuses them unless asked: never agent data. Never the default."""
     standby: int = Field(1, ge=0, le=1024)
     screen: tuple[int, int] = (1920, 1080)
     egress: Literal["none", "open"] = "none"
@@ -202,6 +206,16 @@ class Recipe(_Strict):
             if self.image is None and needed is not None and self.tier != needed:
                 raise ValueError(f"suite {suite} runs on the {needed} tier (its tasks open that tier's apps), "
                                  f"actual tier {self.tier!r}: add 'tier: {needed}' to the recipe")
+        return self
+
+    @model_validator(mode="after")
+    def _hollow(self) -> Recipe:
+        if self.replica_kind == "hollow":
+            given = [f for f, on in (("compat", self.compat), ("egress: open", self.egress == "open"),
+                                     ("image", self.image is not None)) if on]
+            if given:
+                raise ValueError(f"replica_kind hollow has no container, network or OSWorld routes: remove "
+                                 f"{', '.join(given)}")
         return self
 
     @property

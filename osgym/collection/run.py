@@ -38,6 +38,7 @@ from osgym.collection.recipe import Recipe, load_recipe
 from osgym.dataset import DatasetWriter, write_sidecar
 from osgym.replicas import cost, images
 from osgym.replicas.events import events_table
+from osgym.replicas.hollow import HOLLOW, HOLLOW_IMAGE
 from osgym.replicas.pool import PoolEvent, ReplicaPool, limits_for
 from osgym.settings import settings
 from osgym.storage import open_backend
@@ -214,7 +215,8 @@ class Collection:
         # down, missing or read-only fails the run in seconds, not after minutes of build, replica
         # starts and episodes whose first shard it then refuses.
         open_backend(rec.store, rec.dataset_name).check()
-        image = rec.image or images.ensure_image(rec.tier)
+        hollow = rec.replica_kind == HOLLOW
+        image = HOLLOW_IMAGE if hollow else rec.image or images.ensure_image(rec.tier)
         t0 = time.monotonic()
         with DatasetWriter(rec.store, rec.dataset_name, self.run_id, run_config=run_config(rec, image, self.refused),
                            part=self.part, shard_max_age_s=rec.shard_max_age_s) as writer:
@@ -224,7 +226,8 @@ class Collection:
             # The privileged switches were allowed by the operator in __init__ (check_consent);
             # where replicas run is the operator's alone.
             with ReplicaPool(image, rec.replicas, standby=rec.standby, screen=rec.screen,
-                             hosts=self.settings.hosts or None, host_name=self.settings.host_name,
+                             hosts=None if hollow else self.settings.hosts or None, kind=rec.replica_kind,
+                             host_name=self.settings.host_name,
                              compat=rec.compat, assets_dir=_compat_assets_dir(rec),
                              force=rec.force, egress=rec.egress == "open",
                              limits=limits_for(rec.tier), profile=self.profile,

@@ -10,6 +10,7 @@ import os
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from osgym.dataset.hollow import hollow_episodes
 from osgym.dataset.layout import CARD_NAME, MANIFEST_DIR
 from osgym.dataset.reader import DatasetView, view_of
 from osgym.dataset.schema import SCHEMA_VERSION, TABLES, hf_feature
@@ -24,9 +25,10 @@ def _yaml_str(s: str) -> str:
 
 
 def _card_text(dataset: str, view: DatasetView) -> str:
-    cols = ["run_id", "policy", "success", "num_steps"]
+    cols = ["run_id", "policy", "success", "num_steps", "hollow"]
     ep = view.episodes.to_table(columns=cols)
     n_ep = ep.num_rows
+    n_hollow = hollow_episodes(ep)
     n_ok = int(pc.sum(ep["success"]).as_py() or 0) if n_ep else 0
     n_steps = sum(m["steps"] for m in view.manifests)
 
@@ -48,6 +50,7 @@ def _card_text(dataset: str, view: DatasetView) -> str:
         "- computer-use",
         "- agent-trajectories",
         "- osgym",
+        *(["- hollow"] if n_hollow else []),
         "configs:",
     ]
     for table in ("episodes", "steps"):
@@ -65,6 +68,10 @@ def _card_text(dataset: str, view: DatasetView) -> str:
             kind = "image" if feat["_type"] == "Image" else feat["dtype"]
             lines += [f"  - name: {f.name}", f"    dtype: {_yaml_str(kind)}"]
     lines += ["---", "", f"# {dataset}", ""]
+    if n_hollow:
+        lines += [f"> **Hollow data: {n_hollow} of {n_ep} episodes ran on hollow replicas** (column `hollow`): a load "
+                  "test of osgym's control plane with synthetic screens and no desktop. They are not agent data: do "
+                  "not train on them. `osgym dataset export` refuses them unless given `--allow-hollow`.", ""]
     lines += [
         f"Computer-use agent episodes collected by osgym: **{len(view.manifests)} runs, {n_ep} episodes, "
         f"{n_steps} steps, success rate {pct(n_ok, n_ep)}**. Only committed runs (those with a manifest in "

@@ -11,6 +11,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from osgym.dataset.hollow import check_hollow
 from osgym.dataset.reader import DatasetView, open_dataset
 from osgym.errors import StoreError
 from osgym.storage import S3Options
@@ -64,7 +65,8 @@ def _steps_by_episode(view: DatasetView) -> Iterator[tuple[str, list[dict[str, A
 
 
 def export_jsonl(
-    uri: str | os.PathLike[str], dataset: str, out_dir: str | os.PathLike[str], *, s3: S3Options | None = None
+    uri: str | os.PathLike[str], dataset: str, out_dir: str | os.PathLike[str], *, s3: S3Options | None = None,
+    allow_hollow: bool = False,
 ) -> Path:
     """Export committed episodes as AgentNet-style JSONL, with the screenshots as files beside it.
 
@@ -77,13 +79,17 @@ def export_jsonl(
                              "reward": ..., "done": ..., "error": ...}}, ...],
          "osgym": {"run_id", "task_id", "variant", "domain", "policy", "score", "termination", ...}}
 
+    Episodes of hollow replicas (load tests, not agent data) are refused unless ``allow_hollow``.
+
     Returns:
         The path of the JSONL file.
 
     Raises:
+        HollowDataRefused: if the dataset holds episodes of hollow replicas and not ``allow_hollow``.
         StoreError: when the dataset cannot be read or the files cannot be written.
     """
     view = open_dataset(uri, dataset, s3=s3)
+    check_hollow(view, dataset, allow_hollow)
     out = Path(out_dir)
     images = out / "images"
     meta_cols = [

@@ -12,8 +12,10 @@ from typing import Any
 
 import pyarrow as pa
 
-SCHEMA_VERSION = 4
-"""4 added ``setup_failures`` to episodes (the setup steps that failed but were tolerated, as OSWorld tolerates them).
+SCHEMA_VERSION = 5
+"""5 added ``hollow`` to episodes (true: a hollow replica ran it, a load test of the control plane, not agent data;
+null in older files, whose episodes all ran on real replicas).
+4 added ``setup_failures`` to episodes (the setup steps that failed but were tolerated, as OSWorld tolerates them).
 3 added ``related_apps`` to episodes (the task's applications, OSWorld's field), for success by application.
 2 added the resource accounting and token columns (episodes: ``cpu_s`` .. ``bytes_written``; steps: ``raw``,
 ``usage``, ``input_tokens``, ``output_tokens``). Older files still read: a column a shard lacks reads as null."""
@@ -61,6 +63,8 @@ EPISODES = pa.schema(
         ("related_apps", pa.list_(pa.string())),
         # v4: setup steps that failed but that setup went on after (OSWorld's rule), one message each
         ("setup_failures", pa.list_(pa.string())),
+        # v5: a hollow replica ran it (osgym.replicas.hollow): synthetic screens, never agent data
+        ("hollow", pa.bool_()),
     ],
     metadata={"osgym.table": "episodes", "osgym.schema_version": str(SCHEMA_VERSION)},
 )

@@ -38,6 +38,7 @@ from PIL import UnidentifiedImageError
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from osgym.agents.formats import format_names
+from osgym.dataset.hollow import check_hollow
 from osgym.dataset.reader import DatasetView, open_dataset
 from osgym.dataset.resize import encoded_size, fit_size, resize_frame
 from osgym.dataset.schema import IMAGE_TYPE
@@ -303,6 +304,7 @@ def export_sft(
     selection: EpisodeSelection | None = None,
     s3: S3Options | None = None,
     progress: ProgressFn | None = None,
+    allow_hollow: bool = False,
 ) -> ExportResult:
     """Write the selected episodes of a dataset as chat samples for SFT (see the module docstring).
 
@@ -313,13 +315,16 @@ def export_sft(
         selection: the episodes to keep (:func:`osgym.analysis.selection.select_from_store`); all by default.
         s3: S3 settings for an ``s3://`` store.
         progress: called with (episodes done, episodes to do) after each episode.
+        allow_hollow: export episodes of hollow replicas too (:mod:`osgym.dataset.hollow`).
 
     Raises:
+        HollowDataRefused: if the dataset holds episodes of hollow replicas and not ``allow_hollow``.
         ConfigError: for invalid options, an ``out`` that holds files, or nothing to export.
         StoreError: when the dataset cannot be read or the export cannot be written.
     """
     opts = sft_options(options)
     view = open_dataset(uri, dataset, s3=s3)
+    check_hollow(view, dataset, allow_hollow)
     target = Path(out)
     staging = _stage(target)
     result = ExportResult(path=target)

@@ -48,18 +48,19 @@ def failed_trajectory(exc: BaseException, started: datetime | None = None) -> Tr
 def episode_result(task: TaskSpec, trajectory: Trajectory, *, episode_id: str, run_id: str, policy: str,
                    policy_config: dict[str, Any], image: str, replica_id: str | None, host: str | None,
                    replica_s: float, prices: cost.PriceTable, usage: Usage | None = None,
-                   attempts: int = 1) -> EpisodeResult:
+                   attempts: int = 1, hollow: bool = False) -> EpisodeResult:
     """The record of one finished episode of ``task``, priced by :func:`episode_cost`.
 
     Args:
         replica_s: how long the episode held its replica (the collector counts its wait for a lease too).
         usage: what the replica used while leased, left by the pool when the lease ended (None if unread).
+        hollow: the replica was hollow (:mod:`osgym.replicas.hollow`): the episode is a load test, not agent data.
     """
     result = EpisodeResult(
         episode_id=episode_id, run_id=run_id, task_id=task.id, variant=task.variant, domain=task.domain,
         instruction=task.instruction, policy=policy, policy_config=policy_config, image=image,
         replica_id=replica_id, host=host, trajectory=trajectory, attempts=attempts, replica_s=replica_s,
-        usage=usage, related_apps=list(task.related_apps),
+        usage=usage, related_apps=list(task.related_apps), hollow=hollow,
     )
     result.cost_usd = episode_cost(result, prices)
     return result

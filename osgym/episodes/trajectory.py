@@ -177,6 +177,7 @@ class EpisodeResult:
     cost_usd: float = 0.0
     usage: Usage | None = None  # what the replica used while leased (its cgroup), if readable
     related_apps: list[str] = field(default_factory=list)  # the task's applications
+    hollow: bool = False  # a hollow replica ran it (osgym.replicas.hollow): a load test, not agent data
 
     def tokens(self) -> tuple[int | None, int | None]:
         """The episode's input and output tokens, None if no step reported usage."""
@@ -226,6 +227,7 @@ class EpisodeResult:
             "bytes_written": self.bytes_written(),
             "related_apps": list(self.related_apps),
             "setup_failures": list(t.setup_failures),
+            "hollow": self.hollow,
         }
 
     def step_rows(self) -> list[dict[str, Any]]:

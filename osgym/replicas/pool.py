@@ -61,6 +61,8 @@ from osgym.replicas.client import DEFAULT_TIMEOUTS, Replica, ReplicaState, Timeo
 from osgym.replicas.cost import DEFAULT_PROFILE, Profile
 from osgym.replicas.events import EventRecorder, PoolEvent, events_table
 from osgym.replicas.health import OOM_CAUSE, HealthMonitor
+from osgym.replicas.hollow import CONTAINER, HOLLOW, REPLICA_KINDS
+from osgym.replicas.hollow.provision import HollowProvisioner, hollow_hosts
 from osgym.replicas.hosts import DockerHost, as_hosts
 from osgym.replicas.lease_queue import LeaseQueue
 from osgym.replicas.limits import ReplicaLimits, limits_for
@@ -126,6 +128,9 @@ class ReplicaPool:
         start_timeout: seconds a replica may take to become ready.
         timeouts: control-request deadlines.
         on_event: called with every :class:`PoolEvent`, from the pool's threads.
+        kind: ``container`` (default: each replica a Docker container) or ``hollow``: replicas that speak the
+            control protocol over the same transport with a synthetic screen and no container, to load the
+            control plane at scale (:mod:`osgym.replicas.hollow`); never for agent data.
         profile: what one replica uses (:class:`osgym.replicas.cost.Profile`, measured by a previous run);
             the hosts' capacity is the cost model's density for it (default: ``cost.DEFAULT_PROFILE``).
         sample_interval: seconds between samples of each replica's cgroup (CPU, memory, network;
@@ -166,7 +171,11 @@ class ReplicaPool:
         on_event: Callable[[PoolEvent], None] | None = None,
         sample_interval: float = 10.0,
         profile: Profile | None = None,
+        kind: str = CONTAINER,
     ):
+        if kind not in REPLICA_KINDS:
+            raise ConfigError(f"kind: expected one of {', '.join(REPLICA_KINDS)}, actual {kind!r:.40}")
+        self.kind = kind
         if size < 1:
             raise ConfigError(f"size: expected >= 1, actual {size}")
         if standby < 0:
@@ -191,12 +200,16 @@ class ReplicaPool:
         self.start_timeout = start_timeout
         self.timeouts = timeouts
         threads = size + standby + 4
-        if hosts is None:
+        if kind == HOLLOW:
+            self.hosts = hollow_hosts(host_name, hosts=hosts, docker_client=docker_client, compat=compat,
+                                      egress=egress, transport=transport)
+        elif hosts is None:
             client = docker_client or docker.from_env(max_pool_size=threads * 2)
             self.hosts = [DockerHost(name=host_name, client=client)]
         else:
             self.hosts = as_hosts(hosts)
-        remote = [h.url if h.client is None else h.client.api.base_url for h in self.hosts if not h.local]
+        remote = [h.url if h.client is None else h.client.api.base_url for h in self.hosts
+                  if not h.local and kind == CONTAINER]
         if remote:
             raise ConfigError(f"hosts: expected Docker daemons on this machine (unix://), actual {remote}: a pool "
                               "reaches its replicas through this machine's sockets and loopback, and fences their "
@@ -206,7 +219,7 @@ class ReplicaPool:
         self.recorder = EventRecorder(self.name, on_event)
         self.events = self.recorder.events
         unreachable: dict[str, str] = {}
-        for h in self.hosts:
+        for h in self.hosts if kind == CONTAINER else ():
             try:
                 h.connect(max_pool_size=threads * 2)
             except docker.errors.DockerException as exc:
@@ -215,7 +228,7 @@ class ReplicaPool:
                 unreachable[h.name] = f"docker unreachable: {exc}"
         if len(unreachable) == len(self.hosts):
             raise PoolError(f"every Docker host is unreachable: {unreachable}")
-        self.docker = next(h.client for h in self.hosts if h.name not in unreachable)
+        self.docker = next(h.client for h in self.hosts if h.name not in unreachable)  # None: hollow
         self.host_name = self.hosts[0].name
         self.stats = PoolStats()
         self.registry = ReplicaRegistry(self.hosts)
@@ -227,7 +240,8 @@ class ReplicaPool:
         self.health = HealthMonitor(self.name, health_interval, registry=self.registry, ready=self._ready,
                                     stats=self.stats, recorder=self.recorder, accountant=self.accountant,
                                     probe_timeout=timeouts.health, replace=self._discard, refill=self._refill)
-        self.provisioner = Provisioner(self.spec, target=self.target, start_concurrency=start_concurrency,
+        provisioner = HollowProvisioner if kind == HOLLOW else Provisioner
+        self.provisioner = provisioner(self.spec, target=self.target, start_concurrency=start_concurrency,
                                        registry=self.registry, ready=self._ready, stats=self.stats,
                                        recorder=self.recorder, accountant=self.accountant, health=self.health)
         for h in self.hosts:

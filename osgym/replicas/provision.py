@@ -346,6 +346,13 @@ class Provisioner:
             if isinstance(exc, ReplicaError):
                 raise
             raise ReplicaUnreachable(f"replica on {host.name} failed to start: {exc}") from exc
+        return self.queue_ready(replica, t0, {"prepare": t_prep - t0, "create": t_create - t_prep,
+                                              "start": t_start - t_create, "socket": t_sock - t_start,
+                                              "health": t_health - t_sock, "screenshot": t_shot - t_health})
+
+    def queue_ready(self, replica: Replica, t0: float, phases: dict[str, float]) -> Replica:
+        """Mark a replica that answered its readiness checks READY and put it in the lease queue, unless it
+        faulted or the pool closed meanwhile; ``phases`` are its start's durations, for the pool's stats."""
         elapsed = time.monotonic() - t0
         with self.registry.lock:
             ok = replica.state is ReplicaState.STARTING and not self.registry.closed
@@ -354,12 +361,10 @@ class Provisioner:
                 replica.ready_at = time.time()
                 self.stats.ready += 1
                 self.stats.start_s.append(elapsed)
-                self.stats.phases.append({"prepare": t_prep - t0, "create": t_create - t_prep,
-                                          "start": t_start - t_create, "socket": t_sock - t_start,
-                                          "health": t_health - t_sock, "screenshot": t_shot - t_health})
+                self.stats.phases.append(phases)
         if ok:
             self.recorder.replica(replica, "ready", elapsed_s=elapsed)
-            self.health.mark_checked(rid)
+            self.health.mark_checked(replica.id)
             self.ready.put(replica)
         return replica
 
