@@ -39,7 +39,8 @@ def test_rows_carry_replies_tokens_usage_and_bytes() -> None:
     # the rows fit the version-2 schemas as they are
     pa.RecordBatch.from_pylist(rows, schema=STEPS)
     pa.RecordBatch.from_pylist([row | {"schema_version": SCHEMA_VERSION}], schema=EPISODES)
-    assert SCHEMA_VERSION == 4  # 3 added related_apps (tests/analytics/test_success_by_app.py), 4 setup_failures
+    assert row["hollow"] is False  # a real replica's episode (5 added hollow: tests/hollow/test_hollow_flow.py)
+    assert SCHEMA_VERSION == 5  # 3 added related_apps (tests/analytics/test_success_by_app.py), 4 setup_failures
 
 
 def test_an_episode_without_accounting_or_a_model_has_null_columns() -> None:
