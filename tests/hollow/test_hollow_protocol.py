@@ -195,3 +195,17 @@ def test_a_socket_connection_is_one_per_replica_not_a_thread(hollow_server: tupl
             c.close()
         for i in range(300):
             server.call({"op": "remove", "id": f"n{i}"})
+
+
+def test_the_hollow_server_ends_with_its_input_and_leaves_no_socket(tmp_path: Path) -> None:
+    """A pool whose process dies closes the server's input: the server removes its sockets and exits."""
+    server = HollowHost(str(tmp_path / "server.log"))
+    server.start()
+    server.call({"op": "add", "id": "x", "path": str(tmp_path / "x.sock"), "token": "t", "screen": [320, 240]})
+    assert (tmp_path / "x.sock").exists()
+    proc = server._proc
+    assert proc is not None and proc.stdin is not None
+    proc.stdin.close()
+    assert proc.wait(timeout=15) == 0
+    assert not (tmp_path / "x.sock").exists()
+    server.stop()

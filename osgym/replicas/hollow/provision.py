@@ -152,7 +152,7 @@ class HollowProvisioner(Provisioner):
 
     def __init__(self, spec: ReplicaSpec, **kw: Any):
         super().__init__(spec, **kw)
-        self.server = HollowHost(str(spec.run_dir.parent / f"{spec.pool_name}.hollow.log"))
+        self.server = HollowHost(str(spec.run_dir / "hollow-server.log"))  # removed with the run directory
 
     def prepare(self) -> dict[str, Any]:
         """Make the run directory private and start the hollow server; hollow replicas have no network.
