@@ -6,7 +6,7 @@ export PREFECT_UI_ENABLED ?= false
 export DO_NOT_TRACK ?= 1
 STAMP := .make/deps.stamp
 
-.PHONY: run osworld-sample osworld-apps-sample test test-apps suite-check lint bench images images-apps docker ocr novnc deps reap clean
+.PHONY: run osworld-sample osworld-apps-sample test test-apps suite-check lint bench images images-apps docker ocr novnc criu deps reap clean
 
 run: deps docker images  ## collect datasets/smoke.yaml with the Prefect flow on the embedded defaults, print the report
 	$(PYTHON) -m flows.collect datasets/smoke.yaml
@@ -57,6 +57,9 @@ docker:  ## make sure a Docker daemon answers (installs docker.io on Debian as r
 
 novnc:  ## noVNC for the live view of osgym serve (installs Debian's novnc as root)
 	bash scripts/ensure-novnc.sh
+
+criu:  ## CRIU 4.2 under /opt/osgym/criu for reset by restore (builds Debian unstable's source with bookworm's build dependencies, as root)
+	bash scripts/ensure-criu.sh
 
 ocr:  ## Tesseract OCR with English data for compare_image_text (installs Debian's tesseract-ocr as root)
 	bash scripts/ensure-tesseract.sh
