@@ -7,26 +7,45 @@
 #   - the source comes from unstable's deb-src through a PRIVATE apt configuration under $OSGYM_CRIU_CACHE
 #     (default /var/cache/osgym/criu-apt): the system's sources and package lists are never touched;
 #   - the build dependencies are bookworm's own packages, installed with apt-get;
-#   - the result is checked with `criu check` before it is installed.
-# A second run with CRIU 4.2 in place is a no-op. As root on Debian only; elsewhere it says what to do.
+#   - osgym's patches in scripts/criu/*.patch are applied (rlimits-from-proc.patch: dump without
+#     CAP_SYS_RESOURCE, which containers like this machine's withhold even from root);
+#   - the result is checked with `criu check` before it is installed, with a stamp naming the source
+#     and the patches, so that a changed patch rebuilds it.
+# It also installs scripts/criu/runc-criu as $prefix/bin/runc-criu, the runc wrapper that dockerd runs
+# replicas under to checkpoint them, with CRIU's options for dump and restore in $prefix/etc.
+# A second run with all of it in place is a no-op. As root on Debian only; elsewhere it says what to do.
 set -euo pipefail
 
 prefix=${OSGYM_CRIU_PREFIX:-/opt/osgym/criu}
 cache=${OSGYM_CRIU_CACHE:-/var/cache/osgym/criu-apt}
 want=4.2  # the minor series that restores everything a replica holds
 criu=$prefix/sbin/criu
+stamp=$prefix/share/osgym-criu.stamp
+patches=$(cd "$(dirname "$0")/criu" && pwd)
+patch_id=$(cat "$patches"/*.patch | sha256sum | cut -c1-16)
+
+# runc-criu (the runtime dockerd is given) and CRIU's options for dump and restore: copied whenever they differ
+install_support() {
+  local f
+  for f in bin/runc-criu:0755 etc/dump.conf:0644 etc/restore.conf:0644; do
+    local rel=${f%%:*} mode=${f##*:}
+    cmp -s "$patches/$(basename "$rel")" "$prefix/$rel" && continue
+    install -D -m "$mode" "$patches/$(basename "$rel")" "$prefix/$rel"
+  done
+}
 build_deps=(build-essential pkg-config python3 libprotobuf-c-dev protobuf-c-compiler protobuf-compiler libprotobuf-dev
             libnl-3-dev libnet1-dev libcap-dev libbsd-dev libnftables-dev)
 
 fail() { echo "ensure-criu: $*" >&2; exit 1; }
 
 installed_ok() {
-  [ -x "$criu" ] || return 1
+  command -v /usr/sbin/runc >/dev/null || return 1
+  [ -x "$criu" ] && [ "$(cat "$stamp" 2>/dev/null)" = "patches $patch_id" ] || return 1
   "$criu" --version 2>/dev/null | grep -q "^Version: ${want//./\\.}\(\.\|$\)" || return 1
   "$criu" check >/dev/null 2>&1
 }
 
-if installed_ok; then exit 0; fi
+if installed_ok; then install_support; exit 0; fi
 
 if [ ! -f /etc/debian_version ] || [ "$(id -u)" != 0 ]; then
   cat >&2 <<MSG
@@ -39,7 +58,8 @@ MSG
 fi
 
 if [ -x "$criu" ]; then
-  echo "ensure-criu: $criu is there but not a working CRIU $want ($("$criu" --version 2>&1 | head -1)); rebuilding" >&2
+  echo "ensure-criu: $criu is there but not a working CRIU $want with osgym's patches $patch_id" \
+       "($("$criu" --version 2>&1 | head -1), stamp: $(cat "$stamp" 2>/dev/null || echo none)); rebuilding" >&2
 fi
 
 # the private apt configuration: unstable's sources only, its own lists and cache
@@ -84,6 +104,9 @@ work=$(mktemp -d /var/tmp/osgym-criu-build.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 tar -xf "$orig" -C "$work" || fail "cannot unpack $orig"
 src=$(find "$work" -mindepth 1 -maxdepth 1 -type d | head -1)
+for p in "$patches"/*.patch; do
+  patch -d "$src" -p1 --quiet --forward <"$p" || fail "$(basename "$p") does not apply to $(basename "$orig")"
+done
 echo "ensure-criu: building $(basename "$src") (about 30 s on two cores; log: $work/build.log) ..." >&2
 if ! make -C "$src" -j"$(nproc)" criu >"$work/build.log" 2>&1; then
   tail -n 30 "$work/build.log" >&2
@@ -97,5 +120,7 @@ if ! check=$("$built" check 2>&1); then
   fail "the CRIU just built fails \`criu check\` on this kernel ($(uname -r)); not installed"
 fi
 install -D -m 0755 "$built" "$criu"
+mkdir -p "$(dirname "$stamp")" && echo "patches $patch_id" >"$stamp"
 installed_ok || fail "$criu was installed but does not pass \`criu check\`"
+install_support
 echo "ensure-criu: installed $("$criu" --version | head -1) at $criu" >&2
