@@ -21,6 +21,7 @@ import os
 import re
 import shutil
 import time
+import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -30,13 +31,18 @@ import requests
 
 from osgym.errors import ReplicaError
 
-__all__ = ["CRIU_RUNTIME", "Checkpoint", "CheckpointError", "make_checkpoint", "restore", "check_daemon"]
+__all__ = ["CRIU_RUNTIME", "RUNC_CRIU", "Checkpoint", "CheckpointError", "Restored", "check_daemon", "make_checkpoint",
+           "remove_checkpoint", "restore"]
 
 CRIU_RUNTIME = "runc-criu"
 """The runtime name under which dockerd knows osgym's runc wrapper (``/opt/osgym/criu/bin/runc-criu``)."""
+RUNC_CRIU = Path(os.environ.get("OSGYM_CRIU_PREFIX", "/opt/osgym/criu")) / "bin" / "runc-criu"
+"""The runc wrapper ``make criu`` installs (scripts/criu/runc-criu), registered with dockerd as :data:`CRIU_RUNTIME`."""
 CHECKPOINT_NAME = "warm"
 """The checkpoint's name inside its directory (Docker keeps each under ``<dir>/<name>``)."""
 CTL_MOUNT = "/run/osgym/ctl"
+CRIU_LOGS = Path(os.environ.get("OSGYM_CRIU_LOGS", "/var/log/osgym-criu"))
+"""Where the wrapper keeps CRIU's logs of a failed checkpoint or restore, as ``<container id>-<log>``."""
 IMAGES_POINTER = "osgym-images"
 """The file in a container's checkpoint that names the directory of CRIU's images (see scripts/criu/runc-criu)."""
 SOCKET_TMP = "control.sock.tmp"
@@ -75,16 +81,17 @@ def check_daemon(client: docker.DockerClient) -> None:
     if not info.get("ExperimentalBuild"):
         missing.append("experimental mode (dockerd --experimental)")
     if CRIU_RUNTIME not in (info.get("Runtimes") or {}):
-        missing.append(f"the runtime {CRIU_RUNTIME} (make criu, then dockerd --add-runtime "
-                       f"{CRIU_RUNTIME}=/opt/osgym/criu/bin/runc-criu)")
+        missing.append(f"the runtime {CRIU_RUNTIME} (make criu, then dockerd --add-runtime {CRIU_RUNTIME}={RUNC_CRIU})")
     if missing:
         raise CheckpointError(f"this Docker daemon cannot checkpoint replicas: it lacks {' and '.join(missing)}")
 
 
-def _criu_log(error: str, directory: Path, name: str) -> str:
+def _criu_log(error: str, directory: Path, name: str, cid: str) -> str:
     """The errors and warnings at the end of CRIU's log: the one the runtime's error names (in the task's
-    bundle, gone once the container is removed), else ``name`` under ``directory``."""
-    logs = [Path(p) for p in re.findall(r"(/[^\s:]+\.log)\b", error)] + sorted(directory.rglob(name))
+    bundle, gone once the container is removed), the copy the wrapper kept (:data:`CRIU_LOGS`), or ``name``
+    under ``directory``."""
+    logs = [Path(p) for p in re.findall(r"(/[^\s:]+\.log)\b", error)]
+    logs += [CRIU_LOGS / f"{cid}-{name}", *sorted(directory.rglob(name))]
     for log in logs:
         with contextlib.suppress(OSError):
             text = log.read_text(errors="replace")
@@ -95,6 +102,14 @@ def _criu_log(error: str, directory: Path, name: str) -> str:
             errors = [ln.strip() for ln in lines if "Error" in ln or "Warn" in ln][-12:]
             return f"CRIU's log {log}:\n  " + "\n  ".join(errors or lines[-8:])
     return f"no CRIU log left (looked for {name} under {directory})"
+
+
+def _post(client: docker.DockerClient, path: str, cid: str, *, json: dict[str, Any] | None = None,
+          params: dict[str, str] | None = None) -> None:
+    """POST to Docker's API where docker-py has no method (checkpoints); raises docker.errors.APIError."""
+    api: Any = client.api
+    url = api._url(path, cid)
+    api._raise_for_status(api._post_json(url, data=json) if json is not None else api._post(url, params=params))
 
 
 def make_checkpoint(client: docker.DockerClient, container_id: str, directory: Path, token: str) -> Checkpoint:
@@ -113,16 +128,15 @@ def make_checkpoint(client: docker.DockerClient, container_id: str, directory: P
     directory.mkdir(parents=True, mode=0o700)
     t0 = time.monotonic()
     try:
-        resp = api._post_json(api._url("/containers/{0}/checkpoints", container_id),
-                              data={"CheckpointID": CHECKPOINT_NAME, "CheckpointDir": str(directory), "Exit": True})
-        api._raise_for_status(resp)
+        _post(client, "/containers/{0}/checkpoints", container_id,
+              json={"CheckpointID": CHECKPOINT_NAME, "CheckpointDir": str(directory), "Exit": True})
     except (docker.errors.APIError, requests.RequestException) as exc:
-        raise CheckpointError(f"checkpoint of {container_id[:12]} failed: {exc}\n{_criu_log(str(exc), directory, 'dump.log')}"
-                              ) from exc
+        log = _criu_log(str(exc), directory, "dump.log", container_id)
+        raise CheckpointError(f"checkpoint of {container_id[:12]} failed: {exc}\n{log}") from exc
     dump_s = time.monotonic() - t0
     t1 = time.monotonic()
     try:
-        image = api.commit(container_id, repository="osgym-checkpoint", tag=os.path.basename(directory),
+        image = api.commit(container_id, repository="osgym-checkpoint", tag=uuid.uuid4().hex[:12],
                            pause=False)["Id"]
     except docker.errors.APIError as exc:
         raise CheckpointError(f"commit of the checkpointed {container_id[:12]} failed: {exc}") from exc
@@ -167,10 +181,9 @@ def restore(client: docker.DockerClient, checkpoint: Checkpoint, *, name: str, l
     t1 = time.monotonic()
     try:
         _place_images(client, cid, checkpoint.images_dir)
-        resp = api._post(api._url("/containers/{0}/start", cid), params={"checkpoint": CHECKPOINT_NAME})
-        api._raise_for_status(resp)
+        _post(client, "/containers/{0}/start", cid, params={"checkpoint": CHECKPOINT_NAME})
     except (docker.errors.APIError, requests.RequestException) as exc:
-        log = _criu_log(str(exc), checkpoint.directory, "restore.log")
+        log = _criu_log(str(exc), checkpoint.directory, "restore.log", cid)
         with contextlib.suppress(docker.errors.APIError):
             api.remove_container(cid, force=True)
         raise CheckpointError(f"restoring {name} from {checkpoint.directory} failed: {exc}\n{log}") from exc
