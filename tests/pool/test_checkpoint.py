@@ -103,7 +103,7 @@ def test_clones_of_a_checkpoint_answer_look_like_it_and_share_nothing(  # type: 
         out = client.api.exec_start(client.api.exec_create(b.container.id, ["cat", WARM_FILE], user="user")["Id"])
         assert out == b"warm"
 
-        a.write_file("/home/user/Documents/only-a.txt", b"a")
+        a.write_file("/home/user/Documents/only-a.txt", b"a\n")
         a.execute("echo a-was-here > /tmp/only-a", shell=True)
         assert a.execute(["cat", "/home/user/Documents/only-a.txt", "/tmp/only-a"]).output.split() == \
             ["a", "a-was-here"]
