@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import io
 import os
+import secrets
 import shutil
 import uuid
 from collections.abc import Iterator
@@ -19,6 +20,7 @@ import docker
 import pytest
 from PIL import Image, ImageChops
 
+from osgym.errors import RequestRejected
 from osgym.replicas.checkpoint import (
     CRIU_RUNTIME,
     RUNC_CRIU,
@@ -59,15 +61,17 @@ def differs_only_in_clock(a: bytes, b: bytes) -> tuple[bool, object]:
 
 
 def clone(client: docker.DockerClient, cp: Checkpoint, run_root: Path) -> Replica:
-    """Restore one clone with its own run directory, as the pool will."""
+    """Restore one clone with its own run directory and token, as the pool will."""
     rid = uuid.uuid4().hex[:10]
     rdir = run_root / rid
     rdir.mkdir(mode=0o700)
     os.chown(rdir, SERVER_UID, SERVER_UID)
     res = restore(client, cp, name=f"osgym-clone-{rid}", labels={CLONE_LABEL: rid}, run_dir=rdir)
     assert res.restore_s < 30, res
-    return Replica(rid, f"unix:{rdir}/control.sock", cp.token, container=client.containers.get(res.container_id),
-                   socket_owner=SERVER_UID)
+    r = Replica(rid, f"unix:{rdir}/control.sock", cp.token, container=client.containers.get(res.container_id),
+                socket_owner=SERVER_UID)
+    r.replace_token(secrets.token_urlsafe(24))
+    return r
 
 
 def test_clones_of_a_checkpoint_answer_look_like_it_and_share_nothing(  # type: ignore[no-untyped-def]
@@ -94,6 +98,9 @@ def test_clones_of_a_checkpoint_answer_look_like_it_and_share_nothing(  # type: 
         a, b = clones
         for r in clones:
             assert r.health()["status"] == "ok"
+            with Replica("old", r.api.endpoint, cp.token, socket_owner=SERVER_UID) as old:
+                with pytest.raises(RequestRejected, match="401"):
+                    old.health()  # the template's token, which every clone started with, opens nothing
             same, box = differs_only_in_clock(before, r.screenshot().data)
             assert same, f"clone {r.id}'s screenshot differs from the template's in {box}"
             assert r.read_file(WARM_FILE) == b"warm"  # the template's home came with the checkpoint
