@@ -116,8 +116,12 @@ def make_checkpoint(client: docker.DockerClient, container_id: str, directory: P
     """Checkpoint the running replica ``container_id`` into ``directory`` (created, must not exist) and
     commit its filesystem; the container stops (CRIU's dump ends its processes) and the caller removes it.
 
+    Close every connection to the replica's control socket first (``replica.api.close()``): an accepted
+    connection whose peer is on the host is a socket CRIU cannot find the other end of, and the dump fails.
+    ``token`` is the replica's bearer token, which every clone keeps until :meth:`Replica.replace_token`.
+
     Raises:
-        CheckpointError: if the daemon cannot checkpoint, or CRIU's dump or the commit fails.
+        CheckpointError: if the daemon cannot checkpoint, ``directory`` exists, or CRIU's dump or the commit fails.
     """
     check_daemon(client)
     api = client.api
@@ -125,7 +129,10 @@ def make_checkpoint(client: docker.DockerClient, container_id: str, directory: P
     if inspect["HostConfig"].get("Runtime") != CRIU_RUNTIME:
         raise CheckpointError(f"container {container_id[:12]} runs under {inspect['HostConfig'].get('Runtime')!r}, "
                               f"not {CRIU_RUNTIME}: only a replica started under CRIU's runtime can be checkpointed")
-    directory.mkdir(parents=True, mode=0o700)
+    try:
+        directory.mkdir(parents=True, mode=0o700)
+    except FileExistsError:
+        raise CheckpointError(f"{directory} exists: a checkpoint goes into a new directory") from None
     t0 = time.monotonic()
     try:
         _post(client, "/containers/{0}/checkpoints", container_id,
@@ -182,14 +189,25 @@ def restore(client: docker.DockerClient, checkpoint: Checkpoint, *, name: str, l
     try:
         _place_images(client, cid, checkpoint.images_dir)
         _post(client, "/containers/{0}/start", cid, params={"checkpoint": CHECKPOINT_NAME})
+    except OSError as exc:
+        with contextlib.suppress(docker.errors.APIError):
+            api.remove_container(cid, force=True)
+        raise CheckpointError(f"cannot place the checkpoint in clone {name}'s directory ({exc}): restoring needs "
+                              f"the daemon's data-root on this host, and root") from exc
     except (docker.errors.APIError, requests.RequestException) as exc:
         log = _criu_log(str(exc), checkpoint.directory, "restore.log", cid)
         with contextlib.suppress(docker.errors.APIError):
             api.remove_container(cid, force=True)
         raise CheckpointError(f"restoring {name} from {checkpoint.directory} failed: {exc}\n{log}") from exc
     restore_s = time.monotonic() - t1
-    if run_dir is not None and (run_dir / SOCKET_TMP).exists():
-        os.rename(run_dir / SOCKET_TMP, run_dir / "control.sock")
+    if run_dir is not None:
+        try:
+            os.rename(run_dir / SOCKET_TMP, run_dir / "control.sock")
+        except FileNotFoundError:
+            with contextlib.suppress(docker.errors.APIError):
+                api.remove_container(cid, force=True)
+            raise CheckpointError(f"clone {name} was restored without its control socket {SOCKET_TMP} in "
+                                  f"{run_dir}: was the template a unix-transport replica?") from None
     return Restored(cid, t1 - t0, restore_s)
 
 

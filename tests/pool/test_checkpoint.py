@@ -12,6 +12,7 @@ import io
 import os
 import secrets
 import shutil
+import subprocess
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -35,6 +36,7 @@ from osgym.replicas.pool import ReplicaPool
 from osgym.replicas.provision import SERVER_UID
 from tests.conftest import TEST_SCREEN
 
+WRAPPER = Path(__file__).resolve().parents[2] / "scripts" / "criu" / "runc-criu"
 CLONE_LABEL = "osgym.test.clone"
 WARM_FILE = "/home/user/Documents/warm.txt"
 
@@ -125,3 +127,25 @@ def test_clones_of_a_checkpoint_answer_look_like_it_and_share_nothing(  # type: 
         if cp is not None:
             remove_checkpoint(client, cp)
         shutil.rmtree(run_root, ignore_errors=True)
+
+
+@pytest.mark.parametrize("case", ["relative", "no-inventory", "world-writable", "not-roots"])
+def test_the_runtime_wrapper_refuses_images_it_cannot_trust(tmp_path: Path, case: str) -> None:
+    """The file in a clone's checkpoint redirects CRIU to other images only if they are a checkpoint in a
+    directory only root can write; anything else stops the restore before runc starts."""
+    images = tmp_path / "images"
+    images.mkdir(mode=0o700)
+    if case != "no-inventory":
+        (images / "inventory.img").write_bytes(b"")
+    if case == "world-writable":
+        images.chmod(0o777)
+    if case == "not-roots":
+        os.chown(images, 1000, 1000)
+    handed = tmp_path / "handed"
+    handed.mkdir()
+    (handed / "osgym-images").write_text("images" if case == "relative" else str(images))
+    r = subprocess.run(["sh", str(WRAPPER), "--root", str(tmp_path / "root"), "restore", "--image-path", str(handed),
+                        "--work-path", str(tmp_path / "work"), "clone"], capture_output=True, text=True, timeout=30)
+    assert r.returncode == 1
+    expected = "not an absolute path" if case == "relative" else "is not a checkpoint (inventory.img) in a directory"
+    assert expected in r.stderr, r.stderr
