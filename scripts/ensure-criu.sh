@@ -24,22 +24,31 @@ stamp=$prefix/share/osgym-criu.stamp
 patches=$(cd "$(dirname "$0")/criu" && pwd)
 patch_id=$(cat "$patches"/*.patch | sha256sum | cut -c1-16)
 
+fail() { echo "ensure-criu: $*" >&2; exit 1; }
+
 # runc-criu (the runtime dockerd is given) and CRIU's options for dump and restore: copied whenever they differ
 install_support() {
   local f
   for f in bin/runc-criu:0755 etc/dump.conf:0644 etc/restore.conf:0644; do
     local rel=${f%%:*} mode=${f##*:}
     cmp -s "$patches/$(basename "$rel")" "$prefix/$rel" && continue
-    install -D -m "$mode" "$patches/$(basename "$rel")" "$prefix/$rel"
+    install -D -m "$mode" "$patches/$(basename "$rel")" "$prefix/$rel" \
+      || fail "cannot install $prefix/$rel (run this as root)"
   done
+  if [ ! -x /usr/sbin/runc ]; then  # what runc-criu runs: Debian's runc, which docker.io brings
+    if [ "$(id -u)" = 0 ] && [ -f /etc/debian_version ]; then
+      echo "ensure-criu: installing Debian's runc ..." >&2
+      apt-get update -qq && DEBIAN_FRONTEND=noninteractive NEEDRESTART_SUSPEND=1 \
+        apt-get install -y -qq --no-install-recommends runc >/dev/null || fail "apt-get install runc failed"
+    else
+      fail "runc-criu runs /usr/sbin/runc, which is missing: install runc (Debian: apt-get install runc)"
+    fi
+  fi
 }
 build_deps=(build-essential pkg-config python3 libprotobuf-c-dev protobuf-c-compiler protobuf-compiler libprotobuf-dev
             libnl-3-dev libnet1-dev libcap-dev libbsd-dev libnftables-dev)
 
-fail() { echo "ensure-criu: $*" >&2; exit 1; }
-
 installed_ok() {
-  command -v /usr/sbin/runc >/dev/null || return 1
   [ -x "$criu" ] && [ "$(cat "$stamp" 2>/dev/null)" = "patches $patch_id" ] || return 1
   "$criu" --version 2>/dev/null | grep -q "^Version: ${want//./\\.}\(\.\|$\)" || return 1
   "$criu" check >/dev/null 2>&1
@@ -51,8 +60,8 @@ if [ ! -f /etc/debian_version ] || [ "$(id -u)" != 0 ]; then
   cat >&2 <<MSG
 ensure-criu: osgym's reset by restore needs CRIU $want at $criu and it is not there.
   - Debian as root: this script builds it from Debian's source package for you.
-  - Elsewhere: build CRIU $want (https://criu.org/Installation), install it with PREFIX=$prefix, and check
-    that \`$criu check\` says "Looks good."; then run this again.
+  - Elsewhere: build CRIU $want (https://criu.org/Installation) with scripts/criu/*.patch applied, install
+    its criu as $criu, and check that \`$criu check\` says "Looks good."; then run this again as root.
 MSG
   exit 1
 fi

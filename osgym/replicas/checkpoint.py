@@ -30,6 +30,7 @@ import docker
 import requests
 
 from osgym.errors import ReplicaError
+from osgym.replicas.provision import CTL_MOUNT
 
 __all__ = ["CRIU_RUNTIME", "RUNC_CRIU", "Checkpoint", "CheckpointError", "Restored", "check_daemon", "make_checkpoint",
            "remove_checkpoint", "restore"]
@@ -40,7 +41,6 @@ RUNC_CRIU = Path(os.environ.get("OSGYM_CRIU_PREFIX", "/opt/osgym/criu")) / "bin"
 """The runc wrapper ``make criu`` installs (scripts/criu/runc-criu), registered with dockerd as :data:`CRIU_RUNTIME`."""
 CHECKPOINT_NAME = "warm"
 """The checkpoint's name inside its directory (Docker keeps each under ``<dir>/<name>``)."""
-CTL_MOUNT = "/run/osgym/ctl"
 CRIU_LOGS = Path(os.environ.get("OSGYM_CRIU_LOGS", "/var/log/osgym-criu"))
 """Where the wrapper keeps CRIU's logs of a failed checkpoint or restore, as ``<container id>-<log>``."""
 IMAGES_POINTER = "osgym-images"
@@ -68,9 +68,11 @@ class Checkpoint:
 
     @property
     def images_dir(self) -> Path:
+        """Where CRIU's images are: Docker writes a checkpoint into ``<directory>/<name>``."""
         return self.directory / CHECKPOINT_NAME
 
     def size_bytes(self) -> int:
+        """The CRIU images' size on disk."""
         return sum(p.stat().st_size for p in self.images_dir.rglob("*") if p.is_file())
 
 
