@@ -190,12 +190,13 @@ def restore(client: docker.DockerClient, checkpoint: Checkpoint, *, name: str, l
     t1 = time.monotonic()
     try:
         _place_images(client, cid, checkpoint.images_dir)
-        _post(client, "/containers/{0}/start", cid, params={"checkpoint": CHECKPOINT_NAME})
-    except OSError as exc:
+    except OSError as exc:  # before the API call: requests' and docker's errors are OSErrors too
         with contextlib.suppress(docker.errors.APIError):
             api.remove_container(cid, force=True)
         raise CheckpointError(f"cannot place the checkpoint in clone {name}'s directory ({exc}): restoring needs "
                               f"the daemon's data-root on this host, and root") from exc
+    try:
+        _post(client, "/containers/{0}/start", cid, params={"checkpoint": CHECKPOINT_NAME})
     except (docker.errors.APIError, requests.RequestException) as exc:
         log = _criu_log(str(exc), checkpoint.directory, "restore.log", cid)
         with contextlib.suppress(docker.errors.APIError):
@@ -221,6 +222,9 @@ def _place_images(client: docker.DockerClient, cid: str, images: Path) -> None:
     root = Path(client.info()["DockerRootDir"]) / "containers" / cid / "checkpoints" / CHECKPOINT_NAME
     root.mkdir(parents=True, mode=0o700)
     (root / IMAGES_POINTER).write_text(str(images))
+    # Docker uploads the directory to containerd's content store, by digest: clones restored at once would
+    # upload the same bytes, and all but one fail ("commit failed: content sha256:... already exists")
+    (root / "osgym-clone").write_text(cid)
 
 
 def remove_checkpoint(client: docker.DockerClient, checkpoint: Checkpoint) -> None:
