@@ -6,7 +6,7 @@ export PREFECT_UI_ENABLED ?= false
 export DO_NOT_TRACK ?= 1
 STAMP := .make/deps.stamp
 
-.PHONY: run osworld-sample osworld-apps-sample test test-apps suite-check lint bench images images-apps docker ocr novnc postgres deps reap clean
+.PHONY: run osworld-sample osworld-apps-sample test test-apps suite-check lint bench images images-apps docker ocr novnc postgres criu deps reap clean
 
 run: deps docker images  ## collect datasets/smoke.yaml with the Prefect flow on the embedded defaults, print the report
 	$(PYTHON) -m flows.collect datasets/smoke.yaml
@@ -19,7 +19,7 @@ osworld-apps-sample: deps docker images-apps  ## write the apps-tier OSWorld-for
 	$(PYTHON) -m osgym tasks sample data/osworld-apps-sample-tasks --tier apps --cache data/asset-cache
 	OSGYM_ASSET_CACHE=data/asset-cache $(PYTHON) -m flows.collect datasets/osworld-apps-sample.yaml
 
-test: deps docker images images-apps ocr novnc postgres lint  ## ruff and mypy, then the whole pytest suite, both tiers, on two workers (tests/conftest.py groups them)
+test: deps docker images images-apps ocr novnc postgres criu lint  ## ruff and mypy, then the whole pytest suite, both tiers, on two workers (tests/conftest.py groups them)
 	$(PYTHON) -m pytest -n 2 --dist loadgroup
 
 test-apps: deps docker images-apps  ## only the apps tier's tests (each app opens clean, its routes, apps-smoke)
@@ -60,6 +60,9 @@ novnc:  ## noVNC for the live view of osgym serve (installs Debian's novnc as ro
 
 postgres:  ## PostgreSQL's server for the production topology and its tests (installs Debian's postgresql as root; starts no cluster)
 	bash scripts/ensure-postgres.sh
+
+criu:  ## CRIU 4.2 under /opt/osgym/criu for reset by restore (builds Debian unstable's source with bookworm's build dependencies, as root)
+	bash scripts/ensure-criu.sh
 
 ocr:  ## Tesseract OCR with English data for compare_image_text (installs Debian's tesseract-ocr as root)
 	bash scripts/ensure-tesseract.sh

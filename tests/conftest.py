@@ -26,6 +26,7 @@ import docker
 import pytest
 
 from osgym.replicas import images
+from osgym.replicas.checkpoint import CRIU_RUNTIME, RUNC_CRIU
 from osgym.replicas.client import Replica
 from osgym.replicas.pool import POOL_LABEL, RUN_DIR_LABEL, ReplicaPool, reap
 from tests.second_daemon import SecondDaemon
@@ -142,7 +143,9 @@ def second_daemon(image: str) -> Iterator[SecondDaemon]:
     if os.geteuid() != 0 or shutil.which("dockerd") is None:
         pytest.fail("the two-host tests start a second dockerd, which needs root and dockerd: run them as root "
                     "on a machine with docker.io installed (make test does)")
-    d = SecondDaemon(Path(tempfile.mkdtemp(prefix="osgym-d2-", dir="/var/tmp")))
+    # experimental with osgym's CRIU runtime where `make criu` installed it: tests/pool/test_checkpoint.py
+    criu = ("--experimental", "--add-runtime", f"{CRIU_RUNTIME}={RUNC_CRIU}") if RUNC_CRIU.exists() else ()
+    d = SecondDaemon(Path(tempfile.mkdtemp(prefix="osgym-d2-", dir="/var/tmp")), extra_args=criu)
     try:
         d.start()
         save = subprocess.Popen(["docker", "save", image], stdout=subprocess.PIPE)

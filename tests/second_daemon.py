@@ -25,8 +25,9 @@ import docker
 class SecondDaemon:
     """A throwaway dockerd with its own state under ``base``."""
 
-    def __init__(self, base: Path):
+    def __init__(self, base: Path, extra_args: tuple[str, ...] = ()):
         self.base = base
+        self.extra_args = extra_args  # more dockerd flags, e.g. --experimental and a runtime
         self.name = f"osgym-d2-{uuid.uuid4().hex[:6]}"
         self.sock = base / "docker.sock"
         self.url = f"unix://{self.sock}"
@@ -49,6 +50,7 @@ class SecondDaemon:
             "--ip-masq=false",
             "--ip-forward=false", "--cgroup-parent", self.name, "--containerd-namespace", self.name,
             "--containerd-plugins-namespace", f"{self.name}-plugins", "--storage-driver", "overlay2",
+            *self.extra_args,
         ]
         with open(self.log, "ab") as log:
             self.proc = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)

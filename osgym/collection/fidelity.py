@@ -173,7 +173,8 @@ class FidelityReport:
                f"`osgym tasks check {self.directory} --run --policy {self.policy} --repeat {self.repeat} "
                f"--tier {self.tier}`" + (f", image `{self.image}`" if self.image else "") + ".", "",
                "A task file is faithful when no episode of it errs, no setup step fails (not even one that setup "
-               "goes on after, as OSWorld does), and noop scores 0 (unless OSWorld marks the task infeasible).", "",
+               "goes on after, as OSWorld does; a postconfig probe whose output the evaluator reads may answer "
+               "\"no\" with exit 1), and noop scores 0 (unless OSWorld marks the task infeasible).", "",
                *[f"- {line}" for line in self.summary().splitlines()], "",
                "| domain | faithful | task files run |", "|---|---|---|"]
         domains = sorted({v.domain for v in self.verdicts})

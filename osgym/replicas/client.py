@@ -132,6 +132,10 @@ class ControlClient:
         base = "http://replica" if uds else endpoint
         self._http = httpx.Client(base_url=base, transport=transport, headers=headers, timeout=timeouts.httpx())
 
+    def set_token(self, token: str) -> None:
+        """Send ``token`` from now on (after the replica took it: :meth:`Replica.replace_token`)."""
+        self._http.headers["Authorization"] = f"Bearer {token}"
+
     def __repr__(self) -> str:
         return f"ControlClient({self.endpoint!r}, token=***)"
 
@@ -366,6 +370,12 @@ class Replica:
         if self.container is None:
             raise ReplicaUnreachable(f"replica {self.id}: no container handle for a root step")
         launch_as_root(self.container, self.id, command, shell=shell, confine=self.confine_root_steps)
+
+    def replace_token(self, token: str) -> None:
+        """Give the replica a new bearer token and use it from now on (a clone restored from a checkpoint
+        starts with the template's: :mod:`osgym.replicas.checkpoint`)."""
+        self.api.request("POST", "/token", json={"token": token})
+        self.api.set_token(token)
 
     def launch(self, command: str | list[str], *, shell: bool | None = None) -> int:
         body: dict[str, Any] = {"command": command}

@@ -93,6 +93,7 @@ class App:
             ("POST", "/recording/start"): self.recording_start,
             ("POST", "/recording/stop"): self.recording_stop,
             ("GET", "/recording"): self.recording_get,
+            ("POST", "/token"): self.replace_token,
         }
         self.view = liveview.LiveView(display, child_env)
         self.routes.update(self.view.routes())
@@ -125,6 +126,19 @@ class App:
         if getattr(route, "wants_headers", False):
             return route(query, body, headers)
         return route(query, body)
+
+    def replace_token(self, q, body):
+        """Take a new bearer token, given with the current one (every route needs it). A replica restored from a
+        checkpoint holds the template's token in memory, as every other clone of it does: the host gives each
+        clone its own before leasing it, and from then on the template's opens nothing here."""
+        if self.compat:
+            raise HttpError(409, "an OSWorld compatibility replica has no token")
+        new = load_json(body).get("token")
+        if not isinstance(new, str) or not 24 <= len(new) <= 256 or not new.isascii() or not new.isprintable() \
+                or " " in new:
+            raise bad("token: expected 24..256 printable ASCII characters without spaces")
+        self.token = new
+        return 200, {"status": "success"}, None
 
     # ---- observation -------------------------------------------------------
     def health(self, q, body):

@@ -11,6 +11,7 @@ daemon's image is built, the second daemon gets a copy (building there would run
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -231,3 +232,85 @@ def test_a_schedule_fires_on_the_postgres_backed_server(production: Production) 
     while not production.postgres.sql(query, database="prefect").split():
         assert time.monotonic() < deadline, f"no scheduled report run completed in 120 s\n{production.shell.logs()}"
         time.sleep(2)
+
+
+def _descendants(pid: int) -> list[int]:
+    """``pid``'s processes, children first found through /proc's PPid (the worker's flow-run processes)."""
+    parents: dict[int, int] = {}
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit():
+            try:
+                status = (d / "status").read_text()
+            except OSError:
+                continue
+            parents[int(d.name)] = int(re.search(r"^PPid:\s+(\d+)", status, re.M).group(1))  # type: ignore[union-attr]
+    found, frontier = [], [pid]
+    while frontier:
+        frontier = [child for child, parent in parents.items() if parent in frontier]
+        found += frontier
+    return found
+
+
+def test_a_lost_host_s_shard_runs_again_on_the_survivor(production: Production, second_daemon: SecondDaemon,
+                                                         docker_client: docker.DockerClient) -> None:
+    """host2 dies (its worker, the shard's process and its Docker daemon, SIGKILL) while its shard runs: the
+    automation of automations.yaml marks the silent run Crashed, collect-scaleout runs the shard again on host1,
+    and the run completes by itself, every episode once, nothing left on host1. Runs last: it kills the daemon
+    (and starts it again for the modules after this one)."""
+    shell, pg = production.shell, production.postgres
+    recipe = yaml.safe_load(production.recipe.read_text()) | {"name": "lost", "dataset": "lost", "episodes": 12}
+    (path := production.recipe.with_name("lost.yaml")).write_text(yaml.safe_dump(recipe))
+    host2 = next(p for name, p in shell.procs if name == "host2")
+    runner = subprocess.Popen(
+        [sys.executable, "-m", "prefect", "deployment", "run", "collect-scaleout/collect-scaleout", "--params",
+         json.dumps({"recipe": str(path), "shards": SHARDS}), "--watch"],
+        cwd=ROOT, env=shell.env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    shard_runs = ("select r.name, r.state_type, r.infrastructure_pid from flow_run r join deployment d on "
+                  "d.id = r.deployment_id where d.name = 'collect-shard' and r.parameters->'recipe'->>'dataset' "
+                  "= 'lost' order by r.created")
+    try:
+        victim = None
+        deadline = time.monotonic() + 300
+        while victim is None:
+            assert time.monotonic() < deadline and runner.poll() is None, \
+                f"no shard ran on host2 in 300 s: {pg.sql(shard_runs, database='prefect')}\n{shell.logs()}"
+            time.sleep(1)
+            mine = set(_descendants(host2.pid))
+            for row in pg.sql(shard_runs, database="prefect").split():
+                name, state, infra = row.split("|")
+                if state == "RUNNING" and infra and int(infra.rsplit(":", 1)[-1]) in mine:
+                    victim = name
+        time.sleep(5)  # let it commit some of its episodes first
+        for pid in [*_descendants(host2.pid), host2.pid]:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        second_daemon.kill()
+        killed = time.monotonic()
+        out, _ = runner.communicate(timeout=600)
+        assert runner.returncode == 0, f"{out[-3000:]}\n{shell.logs()}"
+        print(f"host2 killed while it ran {victim}; the scale-out completed {time.monotonic() - killed:.0f} s later")
+    finally:
+        if runner.poll() is None:
+            runner.kill()
+            runner.wait()
+
+    states = [row.split("|")[:2] for row in pg.sql(shard_runs, database="prefect").split()]
+    assert [victim, "CRASHED"] in states, states
+    assert sum(state == "COMPLETED" for _, state in states) == SHARDS and len(states) == SHARDS + 1, states
+    root = production.store / "lost"
+    (manifest_path,) = (root / "_manifests").glob("*.json")
+    manifest = json.loads(manifest_path.read_text())
+    listed = [str(root / e["path"]) for e in manifest["tables"]["episodes"]]
+    ids = [r[0] for r in duckdb.sql(f"select episode_id from read_parquet({listed})").fetchall()]
+    planned = {j.episode_id for j in plan_jobs(load_recipe(path), manifest_path.stem)}
+    assert manifest["episodes"] == 12 and len(ids) == len(set(ids)) == 12 and set(ids) == planned, sorted(ids)
+    # the survivor holds nothing of the run: every pool it ran for the run is gone
+    events = duckdb.sql(f"select distinct pool from read_parquet('{root}/pool_events/**/*.parquet') "
+                        "where host = 'host1'").fetchall()
+    assert events
+    for (pool,) in events:
+        assert not docker_client.containers.list(all=True, filters={"label": f"{POOL_LABEL}={pool}"}), pool
+    # host2 comes back: the dead shard's replicas are still there, stopped, until reaped (as reap-replicas does)
+    d2 = second_daemon.start()
+    for c in d2.containers.list(all=True, filters={"label": POOL_LABEL}):
+        c.remove(force=True)

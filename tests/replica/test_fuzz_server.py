@@ -97,8 +97,12 @@ REQUESTS = st.one_of(
         lambda n: json.dumps({"actions": [{"action_type": "TYPING", "text": "x" * n}]}).encode())),
     st.tuples(st.sampled_from(["POST"]), st.sampled_from(["/execute", "/launch", "/windows/activate", "/windows/wait",
                                                           "/windows/close", "/recording/start", "/view/start",
-                                                          "/view/stop"]),
+                                                          "/view/stop", "/token"]),
               JSON.filter(_not_a_dict).map(lambda v: json.dumps(v).encode())),
+    st.tuples(st.just("POST"), st.just("/token"),  # never a valid token: the fuzz goes on with the replica's own
+              st.sampled_from([{}, {"token": 5}, {"token": ""}, {"token": "x" * 23}, {"token": "x" * 257},
+                               {"token": "a b" * 10}, {"token": "\u00e9" * 30}, {"token": "\x00" * 30}])
+              .map(lambda v: json.dumps(v).encode())),
     st.tuples(st.just("POST"), st.sampled_from(["/execute", "/launch"]),
               st.sampled_from([{"command": ""}, {"command": []}, {"command": [1, 2]}, {"command": "x", "shell": "yes"},
                                {"command": "'unbalanced", "shell": False}, {"command": ["a\x00b"]}])

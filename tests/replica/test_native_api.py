@@ -205,3 +205,16 @@ def test_desktop_tier_says_it_has_no_wallpaper_and_xterm_no_terminal_text(shared
         assert shared_replica.terminal() is None
     finally:
         shared_replica.close_window("no-a11y-xterm")
+
+
+def test_token_is_replaced_and_the_old_one_refused(replica: Replica) -> None:
+    old_token = replica.api._http.headers["Authorization"].split()[1]  # the one the pool gave it
+    for bad in ("short", "x" * 257, "has a space in it, twenty-four+", "é" * 30):
+        with pytest.raises(RequestRejected, match="400"):
+            replica.replace_token(bad)
+    assert replica.health()["status"] == "ok"  # a refused token changes nothing
+    replica.replace_token("n" * 32)
+    assert replica.health()["status"] == "ok"
+    with Replica("old", replica.api.endpoint, old_token, socket_owner=replica.api.socket_owner) as old:
+        with pytest.raises(RequestRejected, match="401"):
+            old.health()
