@@ -108,6 +108,8 @@ REFUSED = {
     "zero timeout": ("POST", "/execute", "", b'{"command": "true", "timeout": 0}', {}, 400),
     "file outside home": ("GET", "/files?path=/etc/passwd", "", b"", {}, 403),
     "missing file": ("GET", "/files?path=~/no-such-file-here", "", b"", {}, 404),
+    "token too short": ("POST", "/token", "", b'{"token": "short"}', {}, 400),
+    "token with a space": ("POST", "/token", "", json.dumps({"token": "a" * 20 + " " + "b" * 10}).encode(), {}, 400),
     "health": ("GET", "/health", "", b"", {}, 200),
 }
 
@@ -148,6 +150,10 @@ def test_the_real_client_drives_a_hollow_replica(hollow_server: tuple[HollowHost
         with pytest.raises(RequestRejected) as refused:
             b.read_file("/etc/shadow")
         assert refused.value.status == 403
+        b.replace_token("tok-b-replaced-0123456789abcdef")
+        assert b.health()["status"] == "ok"
+    status, _, _, _ = exchange(str(where / "b.sock"), request("GET", "/health", "tok-b"))
+    assert status == 401, "the replaced token opens nothing"
     # each replica has its own token: b's is refused on c's socket
     status, _, _, closed = exchange(str(where / "c.sock"), request("GET", "/health", "tok-b"))
     assert status == 401 and closed

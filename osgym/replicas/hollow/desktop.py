@@ -148,7 +148,7 @@ class HollowDesktop:
             ("GET", "/accessibility"): self.accessibility, ("GET", "/terminal"): self.terminal,
             ("GET", "/wallpaper"): self.no_wallpaper, ("POST", "/wallpaper"): self.no_wallpaper,
             ("POST", "/recording/start"): self.no_recording, ("POST", "/recording/stop"): self.no_recording,
-            ("GET", "/recording"): self.no_recording,
+            ("GET", "/recording"): self.no_recording, ("POST", "/token"): self.replace_token,
         }
 
     # ---- what the server asks before a body is read ------------------------------------------------
@@ -167,6 +167,15 @@ class HollowDesktop:
     def body_limit(self, method: str, path: str) -> int:
         self.route(method, path)
         return MAX_UPLOAD if (method, path) in UPLOAD_ROUTES else MAX_JSON_BODY
+
+    def replace_token(self, q: dict[str, str], body: bytes) -> Answer:
+        """Take a new bearer token, given with the current one, as a replica restored from a checkpoint does."""
+        new = load_json(body).get("token")
+        if not isinstance(new, str) or not 24 <= len(new) <= 256 or not new.isascii() or not new.isprintable() \
+                or " " in new:
+            raise bad("token: expected 24..256 printable ASCII characters without spaces")
+        self.token = new
+        return 200, {"status": "success"}, None, 0.0
 
     # ---- observation -------------------------------------------------------------------------------
     def health(self, q: dict[str, str], body: bytes) -> Answer:
