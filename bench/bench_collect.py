@@ -12,6 +12,13 @@ its children (the ephemeral Prefect server is one).
 
     python3 bench/bench_collect.py --episodes 500 --replicas 6 --repeat 2 --out collect-500-abba.json
 
+An arm named ``ARM+restore`` runs ARM with ``reset: restore`` (issue 41: replicas restored from a checkpoint of a
+warmed one, which is made before the first arm and timed apart, so that every arm finds it). Each run also
+records the whole machine's CPU seconds over it (``/proc/stat``), since the replicas' CPU is not the arm's:
+
+    python3 bench/bench_collect.py --order flow,flow+restore --repeat 2 --suite apps-spreadsheet --tier apps \
+        --screen 1920x1080 --settle-s 1.0 --task sheet-save-csv --episodes 30 --replicas 6
+
 Prints a markdown table and writes bench/results/<--out>.
 """
 
@@ -73,11 +80,12 @@ def run_arm(args: argparse.Namespace) -> dict:
     from osgym.collection.recipe import load_recipe
 
     width, height = (int(v) for v in args.screen.split("x"))
+    arm, _, reset = args.arm.partition("+")
     rec = load_recipe({"name": "bench", "episodes": args.episodes, "replicas": args.replicas, "standby": 2,
                        "suite": args.suite, "tasks": [args.task], "tier": args.tier, "screen": [width, height],
                        "settle_s": args.settle_s, "max_steps": 30, "episode_timeout_s": 120,
-                       "image": args.image, "batch_size": 250, "store": args.store})
-    if args.arm == "flow":
+                       "image": args.image, "batch_size": 250, "store": args.store, "reset": reset or "cold"})
+    if arm == "flow":
         from flows.collect import collect
 
         return collect(rec.model_dump(mode="json"))
@@ -96,15 +104,38 @@ def arm_sequence(order: list[str], repeat: int) -> list[str]:
     return seq
 
 
+def make_checkpoint(args: argparse.Namespace) -> float:
+    """Seconds to make (or find) the checkpoint the restore arms use: a pool of the runs' configuration."""
+    from osgym.replicas.pool import ReplicaPool, limits_for
+    from osgym.replicas.warm import warm_state_for
+    from osgym.suites import expand
+
+    width, height = (int(v) for v in args.screen.split("x"))
+    warm = warm_state_for([t.related_apps for t in expand(args.suite, [args.task], 1, 0)], args.tier)
+    t0 = time.monotonic()
+    with ReplicaPool(args.image, 1, standby=0, screen=(width, height), limits=limits_for(args.tier), reset="restore",
+                     warm=warm) as pool:
+        made = [e.cause for e in pool.events if e.event in ("checkpointed", "restore_failed")]
+    print(f"checkpoint ({warm}): {made} in {time.monotonic() - t0:.1f} s", flush=True)
+    return round(time.monotonic() - t0, 1)
+
+
+def _machine_cpu_s() -> float:
+    """Busy CPU seconds of the whole machine since boot (/proc/stat: all but idle and iowait)."""
+    fields = [int(v) for v in Path("/proc/stat").read_text().splitlines()[0].split()[1:]]
+    return (sum(fields[:8]) - fields[3] - fields[4]) / os.sysconf("SC_CLK_TCK")
+
+
 def run_arms(args: argparse.Namespace, tmp: Path) -> None:
     runs: list[dict] = []
+    checkpoint_s = make_checkpoint(args) if any(a.endswith("+restore") for a in args.order.split(",")) else None
     for i, arm in enumerate(arm_sequence(args.order.split(","), args.repeat)):
         store = tmp / f"{arm}-{i}"
         cmd = [sys.executable, __file__, "--arm", arm, "--store", str(store), "--image", args.image,
                "--episodes", str(args.episodes), "--replicas", str(args.replicas), "--task", args.task,
                "--suite", args.suite, "--tier", args.tier, "--screen", args.screen, "--settle-s", str(args.settle_s)]
         load_before = round(os.getloadavg()[0], 2)
-        cpu0 = _children_cpu_s()
+        cpu0, machine0 = _children_cpu_s(), _machine_cpu_s()
         t0 = time.monotonic()
         proc = subprocess.run(cmd, stdout=subprocess.PIPE, text=True, check=True)
         elapsed = time.monotonic() - t0
@@ -112,7 +143,9 @@ def run_arms(args: argparse.Namespace, tmp: Path) -> None:
         r = {"arm": arm, "episodes": out["episodes"], "success": out["success"], "steps": out["steps"],
              "manifest_episodes": out["manifest_episodes"], "retried": out.get("retried"),
              "load_avg_1min_before": load_before, "load_avg_15min_after": round(os.getloadavg()[2], 2),
-             "cpu_s": round(_children_cpu_s() - cpu0, 1), "elapsed_s": round(elapsed, 1),
+             "cpu_s": round(_children_cpu_s() - cpu0, 1), "machine_cpu_s": round(_machine_cpu_s() - machine0, 1),
+             "machine_cpu_s_per_episode": round((_machine_cpu_s() - machine0) / max(out["episodes"], 1), 2),
+             "elapsed_s": round(elapsed, 1),
              "episodes_per_min": round(60 * out["episodes"] / elapsed, 1)}
         runs.append(r)
         print(r, flush=True)
@@ -120,16 +153,17 @@ def run_arms(args: argparse.Namespace, tmp: Path) -> None:
             shutil.rmtree(store, ignore_errors=True)
     medians = {arm: statistics.median(r["elapsed_s"] for r in runs if r["arm"] == arm)
                for arm in dict.fromkeys(r["arm"] for r in runs)}
-    result: dict = {"args": vars(args), "runs": runs, "median_elapsed_s": medians}
+    result: dict = {"args": vars(args), "runs": runs, "median_elapsed_s": medians, "checkpoint_s": checkpoint_s}
     if {"flow", "plain"} <= medians.keys():
         result["overhead_pct"] = round(100 * (medians["flow"] / medians["plain"] - 1), 1)
     out_path = Path(__file__).parent / "results" / args.out
     out_path.parent.mkdir(exist_ok=True)
     out_path.write_text(json.dumps(result, indent=2))
-    print("| # | arm | episodes | ok | retried | wall s | episodes/min | CPU s |\n|---|---|---|---|---|---|---|---|")
+    print("| # | arm | episodes | ok | retried | wall s | episodes/min | CPU s | machine CPU-s per episode |\n"
+          "|---|---|---|---|---|---|---|---|---|")
     for i, r in enumerate(runs):
         print(f"| {i + 1} | {r['arm']} | {r['episodes']} | {r['success']} | {r['retried']} | {r['elapsed_s']} | "
-              f"{r['episodes_per_min']} | {r['cpu_s']} |")
+              f"{r['episodes_per_min']} | {r['cpu_s']} | {r['machine_cpu_s_per_episode']} |")
     print("\nmedian wall s: " + ", ".join(f"{a} {m}" for a, m in medians.items()))
     if "overhead_pct" in result:
         print(f"Prefect overhead: {result['overhead_pct']}% of the plain loop's median wall time")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 from urllib.parse import unquote, urlsplit
 
 from pydantic import Field, SecretStr, ValidationError, field_validator
@@ -93,6 +93,9 @@ class Settings(BaseSettings):
                                                     "(default /run/osgym as root, else /tmp/osgym-<uid>); "
                                                     "created mode 0700, refused if another user owns it or "
                                                     "others may write it")
+    checkpoint_dir: Path = Field(Path("/var/lib/osgym/checkpoints"),
+                                 description="where reset by restore keeps checkpoints of warmed replicas (root's, "
+                                             "mode 0700; a few hundred MiB each)")
     images_dir: Path | None = Field(None, description="where replica_images/ lives (default: beside the package)")
     host_name: str = Field("local", description="this worker's name in pool events and episode rows")
     task_files_dir: Path | None = Field(None, description="the one directory task files may read local files from "
@@ -105,6 +108,10 @@ class Settings(BaseSettings):
     replica_runtime: str | None = Field(None, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$",
                                         description="the OCI runtime replicas run under (a name registered with "
                                                     "dockerd, e.g. crun); unset: the daemon's default (runc)")
+    replica_reset: Literal["cold", "restore"] = Field(
+        "cold", description="how a pool starts replicas when its caller does not say: cold (boot), or restore (from "
+                            "a checkpoint of a warmed replica, where the pool can: container replicas on the unix "
+                            "transport without a network or compat; osgym.replicas.restore)")
     replica_disk_mib: int | None = Field(None, gt=0, description="size of each replica's writable layer (Docker "
                                          "storage_opt; overlay2 on xfs with pquota, btrfs or zfs only)")
     replica_swap_mib: int = Field(0, ge=0, description="swap each replica may use beyond its memory limit (Docker "

@@ -48,13 +48,46 @@ install_support() {
 build_deps=(build-essential pkg-config python3 libprotobuf-c-dev protobuf-c-compiler protobuf-compiler libprotobuf-dev
             libnl-3-dev libnet1-dev libcap-dev libbsd-dev libnftables-dev)
 
+# Reset by restore drives Docker's checkpoints, which need the daemon's experimental mode, with runc-criu
+# registered as a runtime: both go into /etc/docker/daemon.json. dockerd reloads runtimes on SIGHUP, but
+# experimental mode only on a restart, which would stop every container: done when none runs, else said.
+register_with_docker() {
+  mkdir -p /etc/docker
+  RUNC_CRIU="$prefix/bin/runc-criu" python3 - <<'PY'
+import json, os
+path = "/etc/docker/daemon.json"
+cfg = json.load(open(path)) if os.path.exists(path) else {}
+want = {"path": os.environ["RUNC_CRIU"]}
+if cfg.get("experimental") is True and cfg.get("runtimes", {}).get("runc-criu") == want:
+    raise SystemExit(0)
+cfg["experimental"] = True
+cfg.setdefault("runtimes", {})["runc-criu"] = want
+with open(path + ".osgym-tmp", "w") as f:
+    f.write(json.dumps(cfg, indent=2) + "\n")
+os.replace(path + ".osgym-tmp", path)
+PY
+  local pid
+  pid=$(cat /var/run/docker.pid 2>/dev/null || true)  # the main daemon's: not a test's second dockerd
+  [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null || return 0
+  [ "$(timeout 10 docker info --format '{{.ExperimentalBuild}}' 2>/dev/null)" = true ] && { kill -HUP "$pid"; return 0; }
+  if [ -n "$(timeout 10 docker ps -q 2>/dev/null)" ]; then
+    echo "ensure-criu: restart dockerd to turn on its experimental mode, which reset by restore needs" \
+         "(containers run now, so it was not restarted)" >&2
+    return 0
+  fi
+  echo "ensure-criu: restarting dockerd (no container runs) for its experimental mode ..." >&2
+  kill -TERM "$pid" || true
+  for _ in $(seq 1 60); do kill -0 "$pid" 2>/dev/null || break; sleep 0.5; done
+  bash "$(dirname "$0")/ensure-docker.sh"
+}
+
 installed_ok() {
   [ -x "$criu" ] && [ "$(cat "$stamp" 2>/dev/null)" = "patches $patch_id" ] || return 1
   "$criu" --version 2>/dev/null | grep -q "^Version: ${want//./\\.}\(\.\|$\)" || return 1
   "$criu" check >/dev/null 2>&1
 }
 
-if installed_ok; then install_support; exit 0; fi
+if installed_ok; then install_support; register_with_docker; exit 0; fi
 
 if [ ! -f /etc/debian_version ] || [ "$(id -u)" != 0 ]; then
   cat >&2 <<MSG
@@ -132,4 +165,5 @@ install -D -m 0755 "$built" "$criu"
 mkdir -p "$(dirname "$stamp")" && echo "patches $patch_id" >"$stamp"
 installed_ok || fail "$criu was installed but does not pass \`criu check\`"
 install_support
+register_with_docker
 echo "ensure-criu: installed $("$criu" --version | head -1) at $criu" >&2

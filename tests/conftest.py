@@ -12,6 +12,7 @@ have another run directory and are neither counted nor touched.
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 import os
 import shutil
@@ -53,6 +54,9 @@ SESSION = f"t{uuid.uuid4().hex[:6]}"
 # Set, not setdefault: a pytest run started by a test must not share its parent's directory.
 SESSION_RUN_DIR = Path(tempfile.gettempdir()) / f"osgym-{SESSION}"
 os.environ["OSGYM_RUN_DIR"] = str(SESSION_RUN_DIR)
+# Checkpoints that reset by restore makes (osgym.replicas.restore), kept for this session only: root's, 0700.
+SESSION_CHECKPOINTS = Path("/var/tmp") / f"osgym-{SESSION}-checkpoints"
+os.environ["OSGYM_CHECKPOINT_DIR"] = str(SESSION_CHECKPOINTS)
 TEST_SCREEN = (1280, 800)
 
 
@@ -103,7 +107,16 @@ def no_leaked_replicas() -> Iterator[None]:
         reap(client, pool=name)
     shutil.rmtree(_PREFECT_HOME, ignore_errors=True)
     shutil.rmtree(SESSION_RUN_DIR, ignore_errors=True)
+    remove_checkpoints(client, SESSION_CHECKPOINTS)
     assert not mine, f"pools that leaked replicas in this test session: {sorted(mine)}"
+
+
+def remove_checkpoints(client: docker.DockerClient, root: Path) -> None:
+    """Remove the checkpoints under ``root`` and the images their clones were made from (this daemon's)."""
+    for meta in root.glob("*/meta.json"):
+        with contextlib.suppress(OSError, ValueError, KeyError, docker.errors.DockerException):
+            client.api.remove_image(json.loads(meta.read_text())["image"], force=True)
+    shutil.rmtree(root, ignore_errors=True)
 
 
 @pytest.fixture

@@ -11,6 +11,7 @@ mounts, cgroups, directories).
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import shutil
 import signal
@@ -20,6 +21,8 @@ import uuid
 from pathlib import Path
 
 import docker
+
+MAIN_CONFIG = Path("/etc/docker/daemon.json")
 
 
 class SecondDaemon:
@@ -44,8 +47,15 @@ class SecondDaemon:
             subprocess.run(["ip", "link", "add", self.bridge, "type", "bridge"], check=True, capture_output=True)
             subprocess.run(["ip", "addr", "add", "172.31.251.1/24", "dev", self.bridge], check=True,
                            capture_output=True)
+        # Its own configuration: the main daemon's (the crun runtime), less what extra_args may give as flags,
+        # which dockerd refuses to find in both places (scripts/ensure-criu.sh puts them in the main one's).
+        cfg = json.loads(MAIN_CONFIG.read_text()) if MAIN_CONFIG.exists() else {}
+        cfg.pop("experimental", None)
+        cfg.get("runtimes", {}).pop("runc-criu", None)
+        (self.base / "daemon.json").write_text(json.dumps(cfg))
         args = [
-            "dockerd", "--host", self.url, "--data-root", str(self.data_root), "--exec-root", str(self.exec_root),
+            "dockerd", "--config-file", str(self.base / "daemon.json"), "--host", self.url,
+            "--data-root", str(self.data_root), "--exec-root", str(self.exec_root),
             "--pidfile", str(self.base / "docker.pid"), f"--bridge={self.bridge}", "--iptables=false",
             "--ip-masq=false",
             "--ip-forward=false", "--cgroup-parent", self.name, "--containerd-namespace", self.name,

@@ -81,6 +81,11 @@ def serve(
     replicas: Annotated[int, typer.Option(help="replicas that may be leased at once")] = 2,
     standby: Annotated[int, typer.Option(help="extra ready replicas, to hide resets")] = 1,
     screen: Annotated[str, typer.Option(help="WIDTHxHEIGHT; OSGym's client expects 1920x1080")] = "1920x1080",
+    reset: Annotated[str | None, typer.Option(help="cold: each replica boots; restore: each is restored from a "
+                                                  "checkpoint of a warmed one (root, `make criu`); default: "
+                                                  "OSGYM_REPLICA_RESET, else cold")] = None,
+    warm: Annotated[str, typer.Option(help="with --reset restore, the state checkpointed: desktop, or "
+                                          "libreoffice (apps tier: LibreOffice resident, no window)")] = "desktop",
     tokenless_loopback: Annotated[bool, typer.Option(
         "--tokenless-loopback", help="also accept requests without a token (OSGym's client sends none); "
                                      "only with --host 127.0.0.1")] = False,
@@ -113,7 +118,8 @@ def serve(
         if not (sep and width.isdigit() and height.isdigit()):
             raise ConfigError(f"--screen: expected WIDTHxHEIGHT (e.g. 1920x1080), actual {screen!r}")
         config = ServeConfig(host=host, port=port, tier=tier, replicas=replicas, standby=standby,
-                             screen=(int(width), int(height)), tokenless_loopback=tokenless_loopback,
+                             screen=(int(width), int(height)), reset=reset, warm=warm,
+                             tokenless_loopback=tokenless_loopback,
                              max_steps=max_steps, idle_timeout_s=idle_timeout,
                              max_sessions_per_token=max_sessions_per_token, park_after_s=park_after,
                              park_mib=park_mib, store=store, dataset=dataset,

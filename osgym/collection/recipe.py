@@ -91,6 +91,13 @@ class Recipe(_Strict):
     """``hollow``: replicas with a synthetic screen and no container, served by one process on this machine, to
     load the control plane (pool, flow, writer) at scale (:mod:`osgym.replicas.hollow`). Their episodes are marked
     hollow, and ``osgym dataset export`` refuses them unless asked: never agent data. Never the default."""
+    reset: Literal["cold", "restore"] | None = None
+    """How each replica starts: ``cold`` boots it; ``restore`` restores it from a checkpoint of a warmed replica,
+    made once per host (:mod:`osgym.replicas.restore`; needs root and ``make criu``). A failed restore starts the
+    replica cold and is recorded in ``pool_events``. Unset: the worker's ``OSGYM_REPLICA_RESET`` (default cold)."""
+    warm: Literal["auto", "desktop", "libreoffice"] = "auto"
+    """With ``reset: restore``, the state checkpointed (:mod:`osgym.replicas.warm`); ``auto``: ``libreoffice``
+    when every task is about LibreOffice alone (apps tier), else ``desktop``."""
     standby: int = Field(1, ge=0, le=1024)
     screen: tuple[int, int] = (1920, 1080)
     egress: Literal["none", "open"] = "none"
@@ -216,6 +223,15 @@ class Recipe(_Strict):
             if given:
                 raise ValueError(f"replica_kind hollow has no container, network or OSWorld routes: remove "
                                  f"{', '.join(given)}")
+        return self
+
+    @model_validator(mode="after")
+    def _restore(self) -> Recipe:
+        if self.reset == "restore" and (self.replica_kind == "hollow" or self.compat or self.egress == "open"):
+            raise ValueError("reset: restore starts container replicas without a network or compat: remove "
+                             "replica_kind hollow, compat or egress: open")
+        if self.warm == "libreoffice" and self.tier != "apps":
+            raise ValueError(f"warm: libreoffice needs the apps tier (LibreOffice is there), actual tier {self.tier!r}")
         return self
 
     @property

@@ -39,6 +39,7 @@ from osgym.replicas import cost, images
 from osgym.replicas.events import events_table
 from osgym.replicas.hollow import HOLLOW, HOLLOW_IMAGE
 from osgym.replicas.pool import PoolEvent, ReplicaPool, limits_for
+from osgym.replicas.warm import warm_state_for
 from osgym.settings import settings
 from osgym.storage import open_backend
 from osgym.tasks.assets import cache_from_settings, local_copy
@@ -229,9 +230,11 @@ class Collection:
                              host_name=self.settings.host_name,
                              compat=rec.compat, assets_dir=_compat_assets_dir(rec),
                              force=rec.force, egress=rec.egress == "open",
-                             limits=limits_for(rec.tier), profile=self.profile,
+                             limits=limits_for(rec.tier), profile=self.profile, reset=rec.reset,
+                             warm=warm_state_for((j.task.related_apps for j in self.jobs), rec.tier)
+                             if rec.warm == "auto" else rec.warm,
                              on_event=self.on_event) as pool:
-                self._pool = pool
+                self._pool, stats = pool, pool.stats
                 sink = _OnOneThread(writer.add, f"write-{self.run_id}")
                 self._collector = Collector(rec, pool, image, sink=sink, prices=self.prices)
                 try:
@@ -248,6 +251,7 @@ class Collection:
         n = self.counts.episodes
         return {"run_id": self.run_id, "shard": self.shard, "dataset": rec.dataset_name, "store": rec.store,
                 "image": image, "skipped": self.skipped, **asdict(self.counts),
+                "replicas_restored": stats.restored, "restore_failures": stats.restore_failures,
                 "refused_task_files": [str(r) for r in self.refused],
                 "manifest_episodes": manifest.episodes, "elapsed_s": round(elapsed, 1),
                 "episodes_per_min": round(60 * n / elapsed, 2) if elapsed else None}

@@ -19,8 +19,10 @@ import pyarrow as pa
 from osgym.replicas.accounting import Usage
 from osgym.replicas.client import Replica
 
-EVENT_KINDS = ("created", "ready", "leased", "released", "faulted", "removed", "quarantined")
-"""The lifecycle events a pool records."""
+EVENT_KINDS = ("created", "ready", "leased", "released", "faulted", "removed", "quarantined", "checkpointed",
+               "restore_failed")
+"""The lifecycle events a pool records; the last two, of a host, only with reset by restore
+(:mod:`osgym.replicas.restore`): its checkpoint made or found, and a restore that failed (a cold start followed)."""
 
 
 @dataclass(frozen=True)

@@ -79,7 +79,10 @@ from osgym.replicas.reaper import (
     owner_id,
     reap,
 )
+from osgym.replicas.restore import RESTORE, RestoringProvisioner, check_reset
 from osgym.replicas.spec import ReplicaSpec
+from osgym.replicas.warm import DESKTOP
+from osgym.settings import settings
 from osgym.sigterm import signals_held
 
 __all__ = ["POOL_LABEL", "REPLICA_LABEL", "OWNER_LABEL", "RUN_DIR_LABEL", "CONTROL_PORT", "PoolEvent", "PoolStats",
@@ -131,6 +134,8 @@ class ReplicaPool:
         kind: ``container`` (default: each replica a Docker container) or ``hollow``: replicas that speak the
             control protocol over the same transport with a synthetic screen and no container, to load the
             control plane at scale (:mod:`osgym.replicas.hollow`); never for agent data.
+        reset: ``cold`` or ``restore``: each replica restored from a checkpoint of one brought to the ``warm`` state
+            (:mod:`osgym.replicas.warm`; :mod:`osgym.replicas.restore`); default ``OSGYM_REPLICA_RESET`` where it can.
         profile: what one replica uses (:class:`osgym.replicas.cost.Profile`, measured by a previous run);
             the hosts' capacity is the cost model's density for it (default: ``cost.DEFAULT_PROFILE``).
         sample_interval: seconds between samples of each replica's cgroup (CPU, memory, network;
@@ -172,6 +177,8 @@ class ReplicaPool:
         sample_interval: float = 10.0,
         profile: Profile | None = None,
         kind: str = CONTAINER,
+        reset: str | None = None,
+        warm: str = DESKTOP,
     ):
         if kind not in REPLICA_KINDS:
             raise ConfigError(f"kind: expected one of {', '.join(REPLICA_KINDS)}, actual {kind!r:.40}")
@@ -195,27 +202,21 @@ class ReplicaPool:
         self.runtime, self.transport = self.spec.runtime, self.spec.transport
         self.network_kind, self.network_name = self.spec.network_kind, self.spec.network_name
         self.networks: dict[str, ReplicaNetwork] = {}
-        self.force = force
-        self.health_interval = health_interval
-        self.start_timeout = start_timeout
-        self.timeouts = timeouts
+        self.force, self.health_interval, self.start_timeout, self.timeouts = (force, health_interval, start_timeout,
+                                                                               timeouts)
         threads = size + standby + 4
         if kind == HOLLOW:
             self.hosts = hollow_hosts(host_name, hosts=hosts, docker_client=docker_client, compat=compat,
                                       egress=egress, transport=transport)
-        elif hosts is None:
-            client = docker_client or docker.from_env(max_pool_size=threads * 2)
-            self.hosts = [DockerHost(name=host_name, client=client)]
         else:
-            self.hosts = as_hosts(hosts)
+            self.hosts = as_hosts(hosts) if hosts is not None else [
+                DockerHost(name=host_name, client=docker_client or docker.from_env(max_pool_size=threads * 2))]
         remote = [h.url if h.client is None else h.client.api.base_url for h in self.hosts
                   if not h.local and kind == CONTAINER]
-        if remote:
-            raise ConfigError(f"hosts: expected Docker daemons on this machine (unix://), actual {remote}: a pool "
-                              "reaches its replicas through this machine's sockets and loopback, and fences their "
-                              "networks with this machine's firewall, so remote (tcp://, ssh://) daemons are not "
-                              "supported; run a worker with a local pool on each host (docs/operations.md, "
-                              "\"Production\")")
+        if remote:  # why: osgym.replicas.hosts
+            raise ConfigError(f"hosts: expected Docker daemons on this machine (unix://), actual {remote}: remote "
+                              "(tcp://, ssh://) daemons are not supported; run a worker with a local pool on each "
+                              "host (docs/operations.md, \"Production\")")
         self.recorder = EventRecorder(self.name, on_event)
         self.events = self.recorder.events
         unreachable: dict[str, str] = {}
@@ -240,10 +241,15 @@ class ReplicaPool:
         self.health = HealthMonitor(self.name, health_interval, registry=self.registry, ready=self._ready,
                                     stats=self.stats, recorder=self.recorder, accountant=self.accountant,
                                     probe_timeout=timeouts.health, replace=self._discard, refill=self._refill)
-        provisioner = HollowProvisioner if kind == HOLLOW else Provisioner
-        self.provisioner = provisioner(self.spec, target=self.target, start_concurrency=start_concurrency,
-                                       registry=self.registry, ready=self._ready, stats=self.stats,
-                                       recorder=self.recorder, accountant=self.accountant, health=self.health)
+        parts: dict[str, Any] = dict(target=self.target, start_concurrency=start_concurrency, ready=self._ready,
+                                     registry=self.registry, stats=self.stats, recorder=self.recorder,
+                                     accountant=self.accountant, health=self.health)
+        self.reset, self.warm = check_reset(reset, warm, self.spec, kind), warm
+        self.provisioner: Provisioner = (
+            HollowProvisioner(self.spec, **parts) if kind == HOLLOW
+            else RestoringProvisioner(self.spec, warm=warm, cache_dir=settings().checkpoint_dir, pool=ReplicaPool,
+                                      **parts)
+            if reset == RESTORE else Provisioner(self.spec, **parts))
         for h in self.hosts:
             if h.name in unreachable:
                 h.capacity = 0

@@ -29,6 +29,8 @@ class PoolStats:
     faulted: int = 0
     removed: int = 0
     start_failures: int = 0
+    restored: int = 0
+    restore_failures: int = 0
     start_s: list[float] = field(default_factory=list)
     acquire_s: list[float] = field(default_factory=list)
     phases: list[dict[str, float]] = field(default_factory=list)

@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from types import FrameType
-from typing import Any
+from typing import Any, Literal
 
 import uvicorn
 from fastapi import FastAPI
@@ -54,6 +54,11 @@ class ServeConfig(BaseModel):
     standby: int = Field(1, ge=0)
     screen: tuple[int, int] = (1920, 1080)
     """OSGym's client checks that screenshots are 1920x1080."""
+    reset: Literal["cold", "restore"] | None = None
+    """How each session's replica starts: it boots, or it is restored from a checkpoint (osgym.replicas.restore);
+    unset: ``OSGYM_REPLICA_RESET``."""
+    warm: Literal["desktop", "libreoffice"] = "desktop"
+    """With ``reset: restore``, the state checkpointed (osgym.replicas.warm); ``libreoffice`` on the apps tier only."""
     tokenless_loopback: bool = False
     live_view: bool = True
     """``POST /v1/sessions/{id}/view``: a view-only noVNC page per session, relayed by the server itself."""
@@ -81,6 +86,14 @@ class ServeConfig(BaseModel):
         if self.park_after_s is not None and self.park_after_s >= self.idle_timeout_s:
             raise ValueError(f"park_after_s ({self.park_after_s:g}) must be under idle_timeout_s "
                              f"({self.idle_timeout_s:g}): a session is reclaimed before it would be parked")
+        return self
+
+    @model_validator(mode="after")
+    def _warm_on_its_tier(self) -> ServeConfig:
+        if self.warm == "libreoffice" and self.tier != "apps":
+            raise ValueError(f"warm: libreoffice needs the apps tier (LibreOffice is there), actual tier {self.tier!r}")
+        if self.warm != "desktop" and self.reset != "restore":
+            raise ValueError("warm: a warm state is what reset: restore checkpoints; add --reset restore")
         return self
 
     def limits(self) -> ServeLimits:
@@ -138,7 +151,7 @@ def serving(config: ServeConfig, *, docker_client: Any = None, pool_name: str | 
         except ValueError as exc:
             raise ConfigError(f"serve: store {config.store!r} dataset {config.dataset!r}: {exc}") from exc
     pool = ReplicaPool(image, config.replicas, standby=config.standby, name=pool_name,
-                       docker_client=docker_client, screen=config.screen)
+                       docker_client=docker_client, screen=config.screen, reset=config.reset, warm=config.warm)
     manager: SessionManager | None = None
     views = LiveViews() if config.live_view else None
     try:
