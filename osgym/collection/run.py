@@ -230,7 +230,7 @@ class Collection:
                              compat=rec.compat, assets_dir=_compat_assets_dir(rec),
                              force=rec.force, egress=rec.egress == "open",
                              limits=limits_for(rec.tier), profile=self.profile,
-                             on_event=self.on_event) as pool:
+                             on_event=self.on_event, run_id=self.run_id) as pool:
                 self._pool = pool
                 sink = _OnOneThread(writer.add, f"write-{self.run_id}")
                 self._collector = Collector(rec, pool, image, sink=sink, prices=self.prices)

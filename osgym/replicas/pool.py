@@ -137,6 +137,7 @@ class ReplicaPool:
             :mod:`osgym.replicas.accounting`), besides the samples at lease, release and removal; 0: only
             those. One sample costs about 5 ms of CPU (mostly PSS), so 10 s keeps it near 0.0005 cores a
             replica.
+        run_id: the collection run this pool serves, labelled on its containers (``osgym pool list`` shows it).
 
     Raises:
         ConfigError: if ``size``, ``standby``, ``transport`` or ``assets_dir`` is out of range, a host is not a
@@ -172,6 +173,7 @@ class ReplicaPool:
         sample_interval: float = 10.0,
         profile: Profile | None = None,
         kind: str = CONTAINER,
+        run_id: str | None = None,
     ):
         if kind not in REPLICA_KINDS:
             raise ConfigError(f"kind: expected one of {', '.join(REPLICA_KINDS)}, actual {kind!r:.40}")
@@ -189,7 +191,7 @@ class ReplicaPool:
         self.spec = ReplicaSpec.for_pool(
             image, self.name, owner=self.owner, run_dir=self.run_dir, screen=screen, limits=limits, egress=egress,
             transport=transport, compat=compat, assets_dir=assets_dir, memory_merge=memory_merge, runtime=runtime,
-            timeouts=timeouts, start_timeout=start_timeout)
+            timeouts=timeouts, start_timeout=start_timeout, run_id=run_id)
         self.limits, self.screen, self.compat, self.egress = limits, screen, compat, egress
         self.memory_merge, self.assets_dir = memory_merge, self.spec.assets_dir
         self.runtime, self.transport = self.spec.runtime, self.spec.transport
@@ -416,6 +418,7 @@ class ReplicaPool:
             self.accountant.lease_started(replica.id)
             self.health.oom.lease_started(replica)
             self.recorder.replica(replica, "leased")
+            self.provisioner.mark_leased(replica)
             return replica
 
     def release(self, replica: Replica, fault: str | None = None, *, recorded: bool = False) -> None:
