@@ -210,12 +210,13 @@ class Collection:
         self._started = True
         execute = execute or run_in_threads
         rec = self.recipe
-        # Probe the store (a write, then a delete) before the image build and the pool: a store that is
-        # down, missing or read-only fails the run in seconds, not after minutes of build, replica
-        # starts and episodes whose first shard it then refuses.
-        open_backend(rec.store, rec.dataset_name).check()
+        # The image on every host, then the store (a write, then a delete), before the pool: a host without the
+        # image, or a store that is down, missing or read-only, fails the run in seconds, with nothing written
+        # to the dataset, not after replica starts and episodes whose first shard it then refuses.
         hollow = rec.replica_kind == HOLLOW
-        image = HOLLOW_IMAGE if hollow else rec.image or images.ensure_image(rec.tier)
+        image = HOLLOW_IMAGE if hollow else images.require_image(
+            rec.tier, self.settings.hosts or None, host_name=self.settings.host_name, image=rec.image)
+        open_backend(rec.store, rec.dataset_name).check()
         t0 = time.monotonic()
         with DatasetWriter(rec.store, rec.dataset_name, self.run_id, run_config=run_config(rec, image, self.refused),
                            part=self.part, shard_max_age_s=rec.shard_max_age_s) as writer:
