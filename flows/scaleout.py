@@ -7,9 +7,9 @@ the run's single manifest. Episodes are assigned to shards by index, so every
 requested episode is in exactly one shard.
 
 A shard whose run crashes (its host, worker or process died: automations.yaml marks a run that stopped
-sending heartbeats Crashed) runs again, up to ``shard_retries`` times, on whichever worker takes it; it
-resumes the same run id, so the episodes its dead run committed are kept and not run twice. A shard that
-fails (its own error) is not run again: the flow fails, naming it.
+sending heartbeats Crashed, and one a worker took but never started) runs again, up to ``shard_retries``
+times, on whichever worker takes it; it resumes the same run id, so the episodes its dead run committed
+are kept and not run twice. A shard that fails (its own error) is not run again: the flow fails, naming it.
 """
 
 from __future__ import annotations

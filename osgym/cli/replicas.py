@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Annotated
 
@@ -57,6 +58,70 @@ def pool_reap(
             raise _fail(OsgymError(f"reap on {client.api.base_url}: {exc}")) from exc
         console.print(f"removed {n} container(s)" + (f" of pool {pool}" if pool else "")
                       + (f" on {client.api.base_url}" if host else ""))
+
+
+@pool_app.command("list")
+def pool_list(
+    host: Annotated[list[str] | None, typer.Option(help="a replica host's Docker URL (unix://, ssh://user@host, "
+                                                        "tcp://host:2376); repeat it for each host")] = None,
+    hosts_file: Annotated[Path | None, typer.Option(help="a file of Docker URLs, one a line (# comments)")] = None,
+    replicas: Annotated[bool, typer.Option("--replicas", help="also each replica: name, tier, image, age, "
+                                                              "leased or idle, run id")] = False,
+    timeout: Annotated[float, typer.Option(help="seconds a host may take to answer")] = 10.0,
+) -> None:
+    """The replicas of every host: per host, how many by state, tier and lease. Reads only osgym's containers.
+
+    Without --host or --hosts-file, the hosts of OSGYM_HOSTS, else DOCKER_HOST or the local daemon. Exits 1 if a
+    host did not answer (each is still listed, the unreachable ones with the reason)."""
+    import os
+
+    from osgym.replicas.fleet import read_hosts
+    from osgym.replicas.hosts import DEFAULT_DOCKER_HOST
+    from osgym.settings import settings
+
+    urls = list(host or [])
+    if hosts_file is not None:
+        try:
+            lines = hosts_file.read_text().splitlines()
+        except OSError as exc:
+            raise _fail(OsgymError(f"--hosts-file: {exc}")) from exc
+        urls += [u for u in (line.split("#", 1)[0].strip() for line in lines) if u]
+    if not urls:
+        urls = settings().hosts or [os.environ.get("DOCKER_HOST") or DEFAULT_DOCKER_HOST]
+    bad = [u for u in urls if u.split("://", 1)[0] not in ("unix", "ssh", "tcp", "http", "https")]
+    if bad:
+        raise _fail(OsgymError(f"host: expected a Docker URL (unix://, ssh://, tcp://), actual {bad[0]!r:.200}"))
+    now = time.time()
+    found = read_hosts(urls, timeout)
+    for h in found:
+        if h.error is not None:
+            console.print(f"{h.url}: unreachable ({h.error})", markup=False, highlight=False, soft_wrap=True)
+            continue
+        parts = [f"{len(h.replicas)} replica(s)"] + [
+            ", ".join(f"{k} {v}" for k, v in h.counts(key).items()) for key in ("state", "tier", "lease")
+            if h.replicas]
+        console.print(f"{h.url}: " + "; ".join(parts), markup=False, highlight=False, soft_wrap=True)
+        if replicas:
+            for r in h.replicas:
+                console.print(f"  {r.name}  {r.tier}  {r.image}  {_age(r.age_s(now))}  {r.state}  {r.lease}  "
+                              f"run {r.run_id or '-'}", markup=False, highlight=False, soft_wrap=True)
+    down = sum(h.error is not None for h in found)
+    console.print(f"{len(found)} host(s), {sum(len(h.replicas) for h in found)} replica(s)"
+                  + (f", {down} unreachable" if down else ""), markup=False, highlight=False)
+    if down:
+        raise typer.Exit(1)
+
+
+def _age(seconds: float) -> str:
+    """A short age: ``42s``, ``17m``, ``5h03m``, ``3d04h``."""
+    s = int(seconds)
+    if s < 60:
+        return f"{s}s"
+    if s < 3600:
+        return f"{s // 60}m"
+    if s < 86400:
+        return f"{s // 3600}h{s % 3600 // 60:02d}m"
+    return f"{s // 86400}d{s % 86400 // 3600:02d}h"
 
 
 def _host_size(value: str) -> tuple[float, float]:

@@ -211,12 +211,13 @@ class Collection:
         self._started = True
         execute = execute or run_in_threads
         rec = self.recipe
-        # Probe the store (a write, then a delete) before the image build and the pool: a store that is
-        # down, missing or read-only fails the run in seconds, not after minutes of build, replica
-        # starts and episodes whose first shard it then refuses.
-        open_backend(rec.store, rec.dataset_name).check()
+        # The image on every host, then the store (a write, then a delete), before the pool: a host without the
+        # image, or a store that is down, missing or read-only, fails the run in seconds, with nothing written
+        # to the dataset, not after replica starts and episodes whose first shard it then refuses.
         hollow = rec.replica_kind == HOLLOW
-        image = HOLLOW_IMAGE if hollow else rec.image or images.ensure_image(rec.tier)
+        image = HOLLOW_IMAGE if hollow else images.require_image(
+            rec.tier, self.settings.hosts or None, host_name=self.settings.host_name, image=rec.image)
+        open_backend(rec.store, rec.dataset_name).check()
         t0 = time.monotonic()
         with DatasetWriter(rec.store, rec.dataset_name, self.run_id, run_config=run_config(rec, image, self.refused),
                            part=self.part, shard_max_age_s=rec.shard_max_age_s) as writer:
@@ -233,7 +234,7 @@ class Collection:
                              limits=limits_for(rec.tier), profile=self.profile, reset=rec.reset,
                              warm=warm_state_for((j.task.related_apps for j in self.jobs), rec.tier)
                              if rec.warm == "auto" else rec.warm,
-                             on_event=self.on_event) as pool:
+                             on_event=self.on_event, run_id=self.run_id) as pool:
                 self._pool, stats = pool, pool.stats
                 sink = _OnOneThread(writer.add, f"write-{self.run_id}")
                 self._collector = Collector(rec, pool, image, sink=sink, prices=self.prices)

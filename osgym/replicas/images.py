@@ -16,7 +16,7 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -24,6 +24,7 @@ import docker
 import docker.errors
 
 from osgym.errors import ImageError
+from osgym.replicas.hosts import DEFAULT_DOCKER_HOST, DockerHost
 from osgym.settings import settings
 
 BASE_IMAGE = "osgym/base:bookworm"
@@ -249,6 +250,49 @@ def build(
         raise ImageError(f"building {tag} failed: {exc}") from exc
     client.images.get(tag).tag(f"osgym/{tier}", "latest")
     return BuildResult(tag, True, base_built)
+
+
+BUILD_COMMANDS = {"desktop": "make images", "apps": "make images-apps"}
+"""What builds each tier's image on a replica host, from the checkout (docs/operations.md, "Production")."""
+
+
+def require_image(tier: str = "desktop", hosts: Sequence[str] | None = None, *, host_name: str = "local",
+                  image: str | None = None) -> str:
+    """The tag a run's replicas start from (``image``, else the tier's), checked on every Docker host of the run.
+
+    A run does not build images: on a worker's host that lacks one, a build (debootstrap, then the tier's
+    Dockerfile, minutes) would start inside the flow run. ``hosts`` are the pool's Docker URLs
+    (``OSGYM_HOSTS``); without them, the daemon of DOCKER_HOST (else the local one), called ``host_name``. A
+    host that does not answer is left to the pool, which reports it.
+
+    Raises:
+        ImageError: naming each host that lacks the image, the image, and the command that builds it there.
+    """
+    tag = image or image_tag(tier)
+    targets = [(DockerHost(url).name, url) for url in hosts] if hosts else \
+        [(host_name, os.environ.get("DOCKER_HOST") or DEFAULT_DOCKER_HOST)]
+    missing = []
+    for name, url in targets:
+        try:  # from DOCKER_HOST and its TLS settings, as the pool's default host is
+            client = docker.DockerClient(base_url=url, timeout=30) if hosts else docker.from_env(timeout=30)
+        except docker.errors.DockerException:
+            continue
+        try:
+            if not _exists(client, tag):
+                missing.append(f"{name} ({url})")
+        except docker.errors.DockerException:
+            continue
+        finally:
+            client.close()
+    if not missing:
+        return tag
+    if image:
+        how = f"load it there (`docker save {tag} | docker -H <host's URL> load`), or name another image"
+    else:
+        how = (f"build it there from this checkout with `{BUILD_COMMANDS.get(tier, 'make images')}` (for a daemon "
+               f"other than the default, `DOCKER_HOST=<its URL> python3 -m osgym images build --tier {tier}`)")
+    raise ImageError(f"replica image {tag} is not on Docker host {', '.join(missing)}: {how}. A run does not build "
+                     "images")
 
 
 def ensure_image(tier: str = "desktop", client: docker.DockerClient | None = None) -> str:

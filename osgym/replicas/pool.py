@@ -1,10 +1,8 @@
 """``ReplicaPool``: provision, lease, reset (discard and replace), recover and reap replicas.
 
-A pool owns every container that carries its ``osgym.pool=<name>`` label and
-touches nothing else. Replicas are handed out through a lease queue; a released
-replica is always discarded and replaced, so every lease starts from a clean
-desktop. ``standby`` extra replicas are kept ready so an episode rarely waits for
-a container start.
+A pool owns every container that carries its ``osgym.pool=<name>`` label and touches nothing else.
+Replicas are handed out through a lease queue; a released replica is always discarded and replaced, so every
+lease starts from a clean desktop. ``standby`` extra replicas are kept ready so an episode rarely waits.
 
 The pool is composed of one part per concern:
 
@@ -16,11 +14,10 @@ The pool is composed of one part per concern:
 - :mod:`osgym.replicas.health`: :class:`HealthMonitor` probes idle replicas and quarantines
   failing hosts.
 - :mod:`osgym.replicas.reaper`: the labels, the owner identity, and :func:`reap`.
-- :mod:`osgym.replicas.spec` and :mod:`osgym.replicas.limits`: what every replica is made of
-  (:class:`~osgym.replicas.spec.ReplicaSpec`, the settings read once here); :class:`ReplicaLimits`.
+- :mod:`osgym.replicas.spec` and :mod:`osgym.replicas.limits`: what every replica is made of.
+- :mod:`osgym.replicas.restore`: with ``reset="restore"``, replicas restored from a checkpoint instead.
 
-The pool makes the state its parts share and passes it to each: its registry and stats
-(:mod:`osgym.replicas.pool_state`), its :class:`~osgym.replicas.events.EventRecorder`, its lease queue.
+The pool makes the state its parts share (:mod:`osgym.replicas.pool_state`, events, lease queue) and passes it on.
 
 Recovery works in layers:
 
@@ -138,10 +135,9 @@ class ReplicaPool:
             (:mod:`osgym.replicas.warm`; :mod:`osgym.replicas.restore`); default ``OSGYM_REPLICA_RESET`` where it can.
         profile: what one replica uses (:class:`osgym.replicas.cost.Profile`, measured by a previous run);
             the hosts' capacity is the cost model's density for it (default: ``cost.DEFAULT_PROFILE``).
-        sample_interval: seconds between samples of each replica's cgroup (CPU, memory, network;
-            :mod:`osgym.replicas.accounting`), besides the samples at lease, release and removal; 0: only
-            those. One sample costs about 5 ms of CPU (mostly PSS), so 10 s keeps it near 0.0005 cores a
-            replica.
+        sample_interval: seconds between samples of each replica's cgroup (:mod:`osgym.replicas.accounting`),
+            besides those at lease, release and removal; 0: only those (one costs ~5 ms CPU: 10 s is cheap).
+        run_id: the collection run this pool serves, labelled on its containers (``osgym pool list`` shows it).
 
     Raises:
         ConfigError: if ``size``, ``standby``, ``transport`` or ``assets_dir`` is out of range, a host is not a
@@ -179,6 +175,7 @@ class ReplicaPool:
         kind: str = CONTAINER,
         reset: str | None = None,
         warm: str = DESKTOP,
+        run_id: str | None = None,
     ):
         if kind not in REPLICA_KINDS:
             raise ConfigError(f"kind: expected one of {', '.join(REPLICA_KINDS)}, actual {kind!r:.40}")
@@ -196,7 +193,7 @@ class ReplicaPool:
         self.spec = ReplicaSpec.for_pool(
             image, self.name, owner=self.owner, run_dir=self.run_dir, screen=screen, limits=limits, egress=egress,
             transport=transport, compat=compat, assets_dir=assets_dir, memory_merge=memory_merge, runtime=runtime,
-            timeouts=timeouts, start_timeout=start_timeout)
+            timeouts=timeouts, start_timeout=start_timeout, run_id=run_id)
         self.limits, self.screen, self.compat, self.egress = limits, screen, compat, egress
         self.memory_merge, self.assets_dir = memory_merge, self.spec.assets_dir
         self.runtime, self.transport = self.spec.runtime, self.spec.transport
@@ -422,6 +419,7 @@ class ReplicaPool:
             self.accountant.lease_started(replica.id)
             self.health.oom.lease_started(replica)
             self.recorder.replica(replica, "leased")
+            self.provisioner.mark_leased(replica)
             return replica
 
     def release(self, replica: Replica, fault: str | None = None, *, recorded: bool = False) -> None:

@@ -44,7 +44,15 @@ from osgym.replicas.lease_queue import LeaseQueue
 from osgym.replicas.loopback import CONTROL_PORT, DEVTOOLS_PORT, allocate_loopback, free_loopback
 from osgym.replicas.network import ReplicaNetwork, container_sysctls, prepare_network
 from osgym.replicas.pool_state import PoolStats, ReplicaRegistry
-from osgym.replicas.reaper import OWNER_LABEL, POOL_LABEL, REPLICA_LABEL, RUN_DIR_LABEL, ensure_private_dir
+from osgym.replicas.reaper import (
+    LEASE_FILE,
+    OWNER_LABEL,
+    POOL_LABEL,
+    REPLICA_LABEL,
+    RUN_DIR_LABEL,
+    RUN_LABEL,
+    ensure_private_dir,
+)
 from osgym.replicas.spec import ReplicaSpec
 from osgym.retrying import retrying
 
@@ -146,6 +154,18 @@ class Provisioner:
                     reg.slots -= 1
                     break
         return futures
+
+    def mark_leased(self, replica: Replica) -> None:
+        """Leave :data:`LEASE_FILE` in a leased replica's control directory, where ``osgym pool list`` reads it
+        through Docker. Only where that directory is the host's (the Unix transport); best effort: a replica
+        unmarked shows as idle, and the lease goes on. The replica's server can write that directory: the file is
+        created anew and never through a link it may have put there (O_EXCL, O_NOFOLLOW)."""
+        if self.spec.transport == "unix":
+            with contextlib.suppress(OSError):
+                fd = os.open(self.spec.run_dir / replica.id / LEASE_FILE,
+                             os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+                with os.fdopen(fd, "w") as f:
+                    f.write(f"{time.time():.0f}\n")
 
     def remove_later(self, replica: Replica, cause: str) -> bool:
         """Remove a discarded replica in the background; False if closing."""
@@ -254,7 +274,7 @@ class Provisioner:
                 host_kw["port_bindings"] = {CONTROL_PORT: ("127.0.0.1", None)}
                 create_kw["ports"] = [CONTROL_PORT]
         labels = {POOL_LABEL: spec.pool_name, REPLICA_LABEL: rid, OWNER_LABEL: spec.owner,
-                  RUN_DIR_LABEL: str(spec.run_dir)}
+                  RUN_DIR_LABEL: str(spec.run_dir), **({RUN_LABEL: spec.run_id} if spec.run_id else {})}
         return {"environment": env, "labels": labels, "host_kw": host_kw, **create_kw}
 
     @staticmethod

@@ -21,14 +21,19 @@ import docker.errors
 from osgym.errors import ConfigError
 from osgym.settings import settings
 
-__all__ = ["POOL_LABEL", "REPLICA_LABEL", "OWNER_LABEL", "RUN_DIR_LABEL", "default_run_dir", "ensure_private_dir",
-           "owner_id", "owner_alive", "reap"]
+__all__ = ["POOL_LABEL", "REPLICA_LABEL", "OWNER_LABEL", "RUN_DIR_LABEL", "RUN_LABEL", "LEASE_FILE", "default_run_dir",
+           "ensure_private_dir", "owner_id", "owner_alive", "reap"]
 
 POOL_LABEL = "osgym.pool"
 REPLICA_LABEL = "osgym.replica"
 OWNER_LABEL = "osgym.owner"
 """``<hostname>:<pid>:<process start time>`` of the process that started the replica (for the reaper)."""
 RUN_DIR_LABEL = "osgym.run_dir"
+RUN_LABEL = "osgym.run"
+"""The collection run a pool serves, where it serves one (``osgym pool list`` shows it)."""
+LEASE_FILE = "leased"
+"""Written in a replica's control directory when the pool leases it (a lease is the replica's last: it is removed
+after), so that ``osgym pool list`` tells leased from idle through Docker alone, on any host."""
 
 
 def default_run_dir() -> Path:

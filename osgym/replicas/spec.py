@@ -40,6 +40,7 @@ class ReplicaSpec:
         memory_merge: whether the replicas' processes opt into the host's KSM.
         timeouts: the replicas' control-request deadlines.
         start_timeout: seconds a replica may take to become ready.
+        run_id: the collection run the pool serves (a label, for ``osgym pool list``); None: none.
     """
 
     image: str
@@ -58,6 +59,7 @@ class ReplicaSpec:
     memory_merge: bool
     timeouts: Timeouts
     start_timeout: float
+    run_id: str | None = None
 
     @property
     def network_name(self) -> str | None:
@@ -67,7 +69,8 @@ class ReplicaSpec:
     @classmethod
     def for_pool(cls, image: str, pool_name: str, *, owner: str, run_dir: Path, screen: tuple[int, int],
                  limits: ReplicaLimits, egress: bool, transport: str, compat: bool, assets_dir: Path | None,
-                 memory_merge: bool, runtime: str | None, timeouts: Timeouts, start_timeout: float) -> ReplicaSpec:
+                 memory_merge: bool, runtime: str | None, timeouts: Timeouts, start_timeout: float,
+                 run_id: str | None = None) -> ReplicaSpec:
         """The spec of a pool's replicas from the pool's arguments (:class:`~osgym.replicas.pool.ReplicaPool`), and
         the operator's settings where they leave it open: the runtime, the swap share, the writable layer's size.
 
@@ -93,4 +96,4 @@ class ReplicaSpec:
                    disk_mib=limits.disk_mib if limits.disk_mib is not None else cfg.replica_disk_mib,
                    runtime=runtime or cfg.replica_runtime, network_kind=kind, transport=transport, compat=compat,
                    assets_dir=Path(assets_dir).resolve() if assets_dir is not None else None,
-                   memory_merge=memory_merge, timeouts=timeouts, start_timeout=start_timeout)
+                   memory_merge=memory_merge, timeouts=timeouts, start_timeout=start_timeout, run_id=run_id)

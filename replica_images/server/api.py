@@ -4,56 +4,20 @@ In compatibility mode (OSGYM_COMPAT=1) the entry point adds the routes of ``oswo
 replacing the native ones where OSWorld uses the same path.
 """
 
-import hmac
 import os
 import threading
 import time
 
 import liveview
 import procs
+import protocol
 import settle
 import wallpaper
 import windows
-from errors import HttpError, bad, load_json, number
 from files import confine, read_file, write_file
+from protocol import HttpError, bad, load_json, number
 from screen import Screen
 from xinput import InputError, XInput
-
-MAX_UPLOAD = 64 * 2**20
-"""Largest body of a file upload (PUT /files; OSWorld's /setup/upload)."""
-MAX_JSON_BODY = 16 * 2**20
-"""Largest body of any other request: 200 actions of 10,000 characters, JSON-escaped, fit."""
-UPLOAD_ROUTES = frozenset({("PUT", "/files"), ("POST", "/setup/upload")})
-MAX_WAIT_PER_REQUEST = 120.0
-"""Most seconds of WAIT one POST /actions may hold (the host sends a reply's waits one per request)."""
-
-
-def _num(a, key, lo, hi, required=True, kind=int, default=None):
-    v = a.get(key, default)
-    if v is None:
-        if required:
-            raise bad(f"{a.get('action_type')}: missing {key!r}")
-        return None
-    if isinstance(v, bool) or not isinstance(v, (int, float)):
-        raise bad(f"{a.get('action_type')}: {key} expected a number, actual {v!r:.50}")
-    if not lo <= v <= hi:
-        raise bad(f"{a.get('action_type')}: {key} expected {lo}..{hi}, actual {v}")
-    return kind(v)
-
-
-def _str(a, key, max_len=10000):
-    v = a.get(key)
-    if not isinstance(v, str) or not v or len(v) > max_len:
-        raise bad(f"{a.get('action_type')}: {key} expected a string of 1..{max_len} chars, actual {v!r:.50}")
-    return v
-
-
-def _button(a):
-    b = a.get("button")
-    b = "left" if b is None else b  # null means absent, as for every optional field
-    if b not in ("left", "middle", "right"):
-        raise bad(f"{a.get('action_type')}: button expected left|middle|right, actual {b!r:.20}")
-    return b
 
 
 class App:
@@ -103,23 +67,14 @@ class App:
         self.view.stop()
 
     def authorized(self, path, header):
-        if self.compat:
-            return True
-        scheme, _, given = header.partition(" ")
-        return scheme.lower() == "bearer" and hmac.compare_digest(given.strip().encode(), self.token.encode())
+        return self.compat or protocol.authorized(header, self.token)
 
     def route(self, method, path):
-        route = self.routes.get((method, path))
-        if route is None:
-            if any(p == path for _, p in self.routes):
-                raise HttpError(405, f"{method} not allowed on {path}")
-            raise HttpError(404, f"no route {path}")
-        return route
+        return protocol.find_route(self.routes, method, path)
 
     def body_limit(self, method, path):
         """The largest body the route takes (404 or 405 if there is none); checked before any is read."""
-        self.route(method, path)
-        return MAX_UPLOAD if (method, path) in UPLOAD_ROUTES else MAX_JSON_BODY
+        return protocol.body_limit(self.routes, method, path)
 
     def handle(self, method, path, query, body, headers):
         route = self.route(method, path)
@@ -133,11 +88,7 @@ class App:
         clone its own before leasing it, and from then on the template's opens nothing here."""
         if self.compat:
             raise HttpError(409, "an OSWorld compatibility replica has no token")
-        new = load_json(body).get("token")
-        if not isinstance(new, str) or not 24 <= len(new) <= 256 or not new.isascii() or not new.isprintable() \
-                or " " in new:
-            raise bad("token: expected 24..256 printable ASCII characters without spaces")
-        self.token = new
+        self.token = protocol.new_token(body)
         return 200, {"status": "success"}, None
 
     # ---- observation -------------------------------------------------------
@@ -148,19 +99,7 @@ class App:
                      "desktop": self.desktop.status() if self.desktop is not None else {}}, None
 
     def screenshot(self, q, body):
-        fmt = q.get("format", "png").lower()
-        if fmt in ("jpg",):
-            fmt = "jpeg"
-        if fmt not in ("png", "jpeg"):
-            raise bad(f"format: expected png|jpeg, actual {fmt!r:.20}")
-        try:
-            quality = int(q.get("quality", 80))
-            max_side = int(q["max_side"]) if q.get("max_side") else None
-            level = int(q.get("png_level", 1))
-        except ValueError as exc:
-            raise bad(f"screenshot parameters must be integers: {exc}") from None
-        if not 1 <= quality <= 100 or (max_side is not None and not 16 <= max_side <= 8192) or not 0 <= level <= 9:
-            raise bad("quality expected 1..100, max_side 16..8192, png_level 0..9")
+        fmt, quality, max_side, level = protocol.screenshot_params(q)
         img = self.screen.grab(cursor=q.get("cursor", "1") != "0")
         data, (w, h) = self.screen.encode(img, fmt, quality, max_side, level)
         return 200, data, {"Content-Type": f"image/{fmt}", "X-Width": str(w), "X-Height": str(h)}
@@ -174,27 +113,8 @@ class App:
 
     # ---- actions -----------------------------------------------------------
     def actions(self, q, body):
-        data = load_json(body)
-        acts = data.get("actions")
-        if not isinstance(acts, list) or len(acts) > 200:
-            raise bad("actions: expected a list of at most 200 action objects")
-        for a in acts:
-            self.validate(a)
-        waits = sum(1.0 if a.get("seconds") is None else float(a["seconds"]) for a in acts
-                    if a.get("action_type") == "WAIT")
-        if waits > MAX_WAIT_PER_REQUEST:
-            raise bad(f"actions: expected at most {MAX_WAIT_PER_REQUEST:g} s of WAIT in one request, actual {waits:g}")
-        how = data.get("settle") or {}
-        if not isinstance(how, dict):
-            raise bad("settle: expected an object {timeout, interval, quiet, min, mode}")
-        mode = how.get("mode", "frames")
-        if mode not in settle.MODES:
-            raise bad(f"settle.mode: expected one of {', '.join(settle.MODES)}, actual {mode!r:.20}")
-        damage = mode == "damage"
-        settle_timeout = number(how, "timeout", 0, 30, default=0)
-        settle_interval = number(how, "interval", 0.01, 5, default=0.05)
-        settle_quiet = number(how, "quiet", 0, 5, default=settle.DAMAGE_QUIET_S if damage else settle.SETTLE_QUIET_S)
-        settle_min = number(how, "min", 0, 5, default=settle.DAMAGE_MIN_S if damage else 0)
+        req = protocol.read_actions(load_json(body), self.screen.size, self.input.keysym)
+        acts = req.actions
         t0 = time.perf_counter()
         with self.action_lock:
             try:
@@ -205,8 +125,8 @@ class App:
                         raise bad(f"action {i} ({a.get('action_type')}): {exc}") from None
             finally:
                 self.input.sync()  # every event reached the X server before we answer
-            settled, mode = self.settle(time.monotonic(), mode, settle_timeout, settle_interval, settle_quiet,
-                                        settle_min)
+            settled, mode = self.settle(time.monotonic(), req.mode, req.timeout, req.interval, req.quiet,
+                                        req.minimum)
         x, y = self.input.pointer()
         return 200, {"performed": len(acts), "settled": settled, "settled_by": mode, "pointer": [x, y],
                      "elapsed_ms": round((time.perf_counter() - t0) * 1000, 2)}, None
@@ -223,47 +143,6 @@ class App:
         rest = max(0.0, minimum - (time.monotonic() - start))
         time.sleep(rest)
         return settle.by_frames(self.screen, timeout - rest, interval, quiet), mode
-
-    def validate(self, a):
-        if not isinstance(a, dict):
-            raise bad(f"expected an action object, actual {type(a).__name__}")
-        t = a.get("action_type")
-        w, h = self.screen.size
-        xy = {"x": (0, w - 1), "y": (0, h - 1)}
-        if t in ("MOVE_TO", "DRAG_TO"):
-            _num(a, "x", *xy["x"]), _num(a, "y", *xy["y"])
-        elif t in ("CLICK", "RIGHT_CLICK", "DOUBLE_CLICK", "SCROLL"):
-            if (a.get("x") is None) != (a.get("y") is None):
-                raise bad(f"{t}: give both x and y, or neither")
-            _num(a, "x", *xy["x"], required=False), _num(a, "y", *xy["y"], required=False)
-            if t == "CLICK":
-                _button(a), _num(a, "num_clicks", 1, 3, required=False)
-            if t == "SCROLL":
-                _num(a, "dx", -100, 100, required=False), _num(a, "dy", -100, 100, required=False)
-        elif t in ("MOUSE_DOWN", "MOUSE_UP"):
-            _button(a)
-        elif t == "TYPING":
-            _str(a, "text")
-        elif t in ("PRESS", "KEY_DOWN", "KEY_UP"):
-            try:
-                self.input.keysym(_str(a, "key", 32))
-            except InputError as exc:
-                raise bad(f"{t}: {exc}") from None
-        elif t == "HOTKEY":
-            keys = a.get("keys")
-            if not isinstance(keys, list) or not 1 <= len(keys) <= 6 or not all(isinstance(k, str) and k for k in keys):
-                raise bad("HOTKEY: keys expected a list of 1..6 key names")
-            for k in keys:
-                try:
-                    self.input.keysym(k)
-                except InputError as exc:
-                    raise bad(f"HOTKEY: {exc}") from None
-        elif t == "WAIT":
-            _num(a, "seconds", 0, 60, required=False, kind=float)
-        elif t in ("DONE", "FAIL"):
-            pass
-        else:
-            raise bad(f"action_type: expected a computer_13 action, actual {t!r:.40}")
 
     def perform(self, a):
         t = a["action_type"]

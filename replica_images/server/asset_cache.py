@@ -13,7 +13,7 @@ import re
 
 import uids
 from files import MAX_FILE
-from errors import HttpError
+from protocol import HttpError
 
 ROOT = "/run/osgym/assets"
 _SHA256 = re.compile(r"[0-9a-f]{64}")

@@ -12,7 +12,7 @@ Standard library only, so the host's unit tests load it as it is.
 
 import shlex
 
-from errors import bad
+from protocol import bad
 
 HOME = "/home/user"
 

@@ -8,7 +8,7 @@ import errno
 import os
 import stat
 
-from errors import HttpError, bad
+from protocol import HttpError, bad
 
 HOME = "/home/user"
 FILE_ROOTS = (HOME, "/tmp")

@@ -20,7 +20,7 @@ import threading
 
 import procs
 import uids
-from errors import HttpError, load_json
+from protocol import HttpError, load_json
 
 SOCKET = "/run/osgym/ctl/vnc.sock"
 MAX_VIEWERS = 4

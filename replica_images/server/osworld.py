@@ -22,7 +22,7 @@ import procs
 import wallpaper
 import windows
 from files import FILE_ROOTS, confine, read_file, write_file
-from errors import HttpError, bad, load_json, number
+from protocol import HttpError, bad, load_json, number
 
 OSWORLD_EXEC_TIMEOUT = 120  # OSWorld's server runs every command with this timeout
 OSWORLD_WINDOW_WAIT_S = windows.MAX_WAIT_S  # how long /setup/activate_window waits for its window to appear

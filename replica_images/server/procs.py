@@ -15,7 +15,7 @@ import time
 
 import uids
 from commands import HOME, command_of, expand_home  # noqa: F401 (the routes' names for them)
-from errors import HttpError, bad
+from protocol import HttpError, bad
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 MAX_EXEC_TIMEOUT = 600

@@ -20,10 +20,7 @@ import time
 from Xlib import display
 from Xlib.ext import damage
 
-SETTLE_QUIET_S = 0.15  # frames: how long the screen must stay unchanged after input before it counts as settled
-DAMAGE_QUIET_S = 0.1  # damage: the same, measured exactly rather than at the next look
-DAMAGE_MIN_S = 0.2  # damage: the least time after the input, changes or none
-MODES = ("frames", "damage")
+# The modes, and the default quiet and minimum times, are the protocol's (protocol.py: SETTLE_MODES and the _S constants).
 
 
 def by_frames(screen, timeout, interval, quiet):

@@ -11,7 +11,7 @@ import os
 import shutil
 
 import procs
-from errors import HttpError, bad
+from protocol import HttpError, bad
 
 CHANNEL = "xfce4-desktop"
 PRIMARY = "/backdrop/screen0/monitorscreen/workspace0/last-image"

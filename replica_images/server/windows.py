@@ -16,7 +16,7 @@ window, more under load), so a request may ask to wait, up to :data:`MAX_WAIT_S`
 
 import time
 
-from errors import bad, number
+from protocol import bad, number
 
 MAX_WAIT_S = 60.0
 POLL_S = 0.1

@@ -131,6 +131,37 @@ def test_bad_requests_are_refused_as_a_real_replica_refuses_them(kind: str, requ
     assert got == {name: case[-1] for name, case in REFUSED.items()}
 
 
+PROTOCOL_CASES = ("no such route", "method not allowed", "not JSON", "unknown action", "click off screen",
+                  "x without y", "bad settle mode", "too much waiting", "screenshot format", "screenshot max_side",
+                  "token too short", "token with a space")
+"""The refusals that ``replica_images/server/protocol.py`` words, for a real replica and a hollow one alike."""
+
+
+def test_the_protocol_s_refusals_are_worded_as_a_real_replica_words_them(real: tuple[str, str],
+                                                                         hollow: tuple[str, str]) -> None:
+    answers: dict[str, dict[str, tuple[int, str]]] = {}
+    for kind, (path, token) in (("real", real), ("hollow", hollow)):
+        answers[kind] = {}
+        for name in PROTOCOL_CASES:
+            method, target, _, body, headers, _ = REFUSED[name]
+            status, _, data, _ = exchange(path, request(method, target, token, body, **headers))
+            answers[kind][name] = (status, json.loads(data)["error"])
+    assert answers["hollow"] == answers["real"]
+    key = actions({"action_type": "PRESS", "key": "no such key!"})
+    got = {kind: exchange(path, request("POST", "/actions", token, key))[0] for kind, (path, token) in
+           (("real", real), ("hollow", hollow))}
+    assert got == {"real": 400, "hollow": 400}
+
+
+def test_the_hollow_replica_reads_requests_with_the_server_s_own_file() -> None:
+    """One file, not a copy that could drift: osgym's module is the replica server's file, through a link."""
+    from osgym.replicas.hollow import protocol
+
+    server_file = Path(__file__).resolve().parents[2] / "replica_images" / "server" / "protocol.py"
+    assert Path(protocol.__file__).resolve() == server_file.resolve()
+    assert Path(protocol.__file__).is_symlink()
+
+
 def test_the_real_client_drives_a_hollow_replica(hollow_server: tuple[HollowHost, Path]) -> None:
     server, where = hollow_server
     server.call({"op": "add", "id": "b", "path": str(where / "b.sock"), "token": "tok-b", "screen": [640, 480]})

@@ -19,16 +19,16 @@ SERVER_DIR = Path(__file__).resolve().parents[2] / "replica_images" / "server"
 
 
 def _load() -> tuple[ModuleType, ModuleType]:
-    """The server's ``commands`` and ``errors``, imported as the server imports them (sys.modules restored)."""
-    saved = {name: sys.modules.get(name) for name in ("errors", "commands")}
+    """The server's ``commands`` and ``protocol``, imported as the server imports them (sys.modules restored)."""
+    saved = {name: sys.modules.get(name) for name in ("protocol", "commands")}
     try:
-        for name in ("errors", "commands"):
+        for name in ("protocol", "commands"):
             spec = importlib.util.spec_from_file_location(name, SERVER_DIR / f"{name}.py")
             assert spec is not None and spec.loader is not None
             module = importlib.util.module_from_spec(spec)
             sys.modules[name] = module
             spec.loader.exec_module(module)
-        return sys.modules["commands"], sys.modules["errors"]
+        return sys.modules["commands"], sys.modules["protocol"]
     finally:
         for name, module in saved.items():
             if module is None:
@@ -37,7 +37,7 @@ def _load() -> tuple[ModuleType, ModuleType]:
                 sys.modules[name] = module
 
 
-commands, errors = _load()
+commands, protocol = _load()
 
 
 @pytest.mark.parametrize(("shell", "expected"), [
@@ -74,13 +74,13 @@ def test_osworld_list_with_shell_runs_its_first_item_as_the_script() -> None:
     ({"command": "echo 'unbalanced"}, "command: cannot split"),
 ])
 def test_osworld_refuses_garbage_with_a_400_that_says_why(body: dict[str, Any], message: str) -> None:
-    with pytest.raises(errors.HttpError) as caught:
+    with pytest.raises(protocol.HttpError) as caught:
         commands.osworld_command_of(body)
     assert caught.value.status == 400 and message in caught.value.message, caught.value
 
 
 def test_the_native_api_stays_strict() -> None:
-    with pytest.raises(errors.HttpError) as caught:
+    with pytest.raises(protocol.HttpError) as caught:
         commands.command_of({"command": "true", "shell": "true"})
     assert caught.value.status == 400 and "shell: expected true or false" in caught.value.message
     assert commands.command_of({"command": ["a b", "c"], "shell": True}) == ("'a b' c", True)

@@ -27,7 +27,7 @@ def windows() -> Iterator[ModuleType]:
         yield importlib.import_module("windows")
     finally:
         sys.path.remove(str(SERVER_DIR))
-        for name in ("windows", "errors"):
+        for name in ("windows", "protocol"):
             sys.modules.pop(name, None)
 
 
@@ -55,11 +55,11 @@ def test_matcher_picks_the_rule_and_checks_the_request(windows: ModuleType) -> N
     assert [wmctrl_rule(w) for w in (CODE, TERM)] == [False, False] and label == "'Visual Studio Code'"
     by_id, _ = windows.matcher({"id": 2})
     assert [by_id(w) for w in (CODE, TERM)] == [False, True]
-    errors = importlib.import_module("errors")
+    protocol = importlib.import_module("protocol")
     for bad in ({}, {"title": ""}, {"title": "x", "strict": "yes"}, {"title": "x", "by_class": 1}):
-        with pytest.raises(errors.HttpError) as exc:
+        with pytest.raises(protocol.HttpError) as exc:
             windows.matcher(bad)
         assert exc.value.status == 400
-    with pytest.raises(errors.HttpError):
+    with pytest.raises(protocol.HttpError):
         windows.wait_seconds({"timeout": windows.MAX_WAIT_S + 1})
     assert windows.wait_seconds({}) == 0

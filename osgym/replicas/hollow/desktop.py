@@ -1,104 +1,42 @@
 """One hollow replica: its token, its state and its answer to each route of the control API.
 
 The routes, their parameters, their limits and their errors are those of the replica's own server
-(``replica_images/server/api.py``): a request a real replica refuses, a hollow one refuses with the same
-status. What lies behind them is synthetic: the screen is a few frames (:mod:`~osgym.replicas.hollow.screen`)
-that each action moves on, a command runs nothing and succeeds with no output, files live in a small
-in-memory store, and any window the caller names exists.
+(``replica_images/server/api.py``): both read a request with the same code,
+:mod:`~osgym.replicas.hollow.protocol` (``replica_images/server/protocol.py``), so a request a real replica
+refuses, a hollow one refuses with the same status and message. What lies behind them is synthetic: the
+screen is a few frames (:mod:`~osgym.replicas.hollow.screen`) that each action moves on, a command runs nothing
+and succeeds with no output, files live in a small in-memory store, and any window the caller names exists.
 """
 
 from __future__ import annotations
 
-import hmac
-import json
 import posixpath
 import re
 import time
 from collections.abc import Callable
 from typing import Any
 
+from osgym.replicas.hollow import protocol
+from osgym.replicas.hollow.protocol import MAX_JSON_BODY, MAX_UPLOAD, HttpError, bad, load_json, number
 from osgym.replicas.hollow.screen import Frames, scaled
 
 __all__ = ["HollowDesktop", "HttpError", "Answer", "MAX_FILES_BYTES", "MAX_JSON_BODY", "MAX_UPLOAD"]
 
-MAX_UPLOAD = 64 * 2**20
-MAX_JSON_BODY = 16 * 2**20
-UPLOAD_ROUTES = frozenset({("PUT", "/files")})
-MAX_WAIT_PER_REQUEST = 120.0
 MAX_EXEC_TIMEOUT = 600
 MAX_FILES_BYTES = 4 * 2**20
 """What one hollow replica's files may hold in all (a real one's home is a bounded tmpfs too)."""
 HOME = "/home/user"
 FILE_ROOTS = (HOME, "/tmp")
 _KEY = re.compile(r"^[A-Za-z0-9_+\-]{1,32}$")
-SETTLE_MODES = ("frames", "damage")
-ACTION_TYPES = frozenset({"MOVE_TO", "DRAG_TO", "CLICK", "RIGHT_CLICK", "DOUBLE_CLICK", "SCROLL", "MOUSE_DOWN",
-                          "MOUSE_UP", "TYPING", "PRESS", "KEY_DOWN", "KEY_UP", "HOTKEY", "WAIT", "DONE", "FAIL"})
 
 Answer = tuple[int, "dict[str, Any] | bytes", "dict[str, str] | None", float]
 """A route's answer: status, JSON payload or bytes, extra headers, and seconds to wait before sending it."""
 
 
-class HttpError(Exception):
-    """Raised by a route to answer ``status`` with ``{"error": message}``."""
-
-    def __init__(self, status: int, message: str):
-        super().__init__(message)
-        self.status = status
-        self.message = message
-
-
-def bad(message: str) -> HttpError:
-    return HttpError(400, message)
-
-
-def load_json(body: bytes) -> dict[str, Any]:
-    if not body:
-        return {}
-    try:
-        data = json.loads(body)
-    except (ValueError, UnicodeDecodeError, RecursionError) as exc:
-        raise bad(f"body is not JSON: {str(exc)[:200]}") from None
-    if not isinstance(data, dict):
-        raise bad(f"expected a JSON object, actual {type(data).__name__}")
-    return data
-
-
-def number(data: dict[str, Any], key: str, lo: float, hi: float, default: Any = None,
-           kind: Callable[[Any], Any] = float) -> Any:
-    v = data.get(key, default)
-    if isinstance(v, str):
-        try:
-            v = float(v)
-        except ValueError:
-            raise bad(f"{key}: expected a number, actual {v!r:.40}") from None
-    if isinstance(v, bool) or not isinstance(v, (int, float)) or v != v or not lo <= v <= hi:
-        raise bad(f"{key}: expected a number in {lo}..{hi}, actual {v!r:.40}")
-    return kind(v)
-
-
-def _num(a: dict[str, Any], key: str, lo: float, hi: float, required: bool = True) -> None:
-    v = a.get(key)
-    if v is None:
-        if required:
-            raise bad(f"{a.get('action_type')}: missing {key!r}")
-        return
-    if isinstance(v, bool) or not isinstance(v, (int, float)):
-        raise bad(f"{a.get('action_type')}: {key} expected a number, actual {v!r:.50}")
-    if not lo <= v <= hi:
-        raise bad(f"{a.get('action_type')}: {key} expected {lo}..{hi}, actual {v}")
-
-
-def _str(a: dict[str, Any], key: str, max_len: int = 10000) -> str:
-    v = a.get(key)
-    if not isinstance(v, str) or not v or len(v) > max_len:
-        raise bad(f"{a.get('action_type')}: {key} expected a string of 1..{max_len} chars, actual {v!r:.50}")
-    return v
-
-
-def _key(t: str, name: str) -> None:
+def _check_key(name: str) -> None:
+    """A hollow replica has no X server to look key names up in: any plausible name is one."""
     if not _KEY.match(name):
-        raise bad(f"{t}: unknown key {name!r:.40}")
+        raise ValueError(f"unknown key name {name!r}")
 
 
 def _command(data: dict[str, Any]) -> None:
@@ -153,28 +91,17 @@ class HollowDesktop:
 
     # ---- what the server asks before a body is read ------------------------------------------------
     def authorized(self, header: str) -> bool:
-        scheme, _, given = header.partition(" ")
-        return scheme.lower() == "bearer" and hmac.compare_digest(given.strip().encode(), self.token.encode())
+        return protocol.authorized(header, self.token)
 
     def route(self, method: str, path: str) -> Callable[[dict[str, str], bytes], Answer]:
-        found = self.routes.get((method, path))
-        if found is None:
-            if any(p == path for _, p in self.routes):
-                raise HttpError(405, f"{method} not allowed on {path}")
-            raise HttpError(404, f"no route {path}")
-        return found
+        return protocol.find_route(self.routes, method, path)
 
     def body_limit(self, method: str, path: str) -> int:
-        self.route(method, path)
-        return MAX_UPLOAD if (method, path) in UPLOAD_ROUTES else MAX_JSON_BODY
+        return protocol.body_limit(self.routes, method, path)
 
     def replace_token(self, q: dict[str, str], body: bytes) -> Answer:
         """Take a new bearer token, given with the current one, as a replica restored from a checkpoint does."""
-        new = load_json(body).get("token")
-        if not isinstance(new, str) or not 24 <= len(new) <= 256 or not new.isascii() or not new.isprintable() \
-                or " " in new:
-            raise bad("token: expected 24..256 printable ASCII characters without spaces")
-        self.token = new
+        self.token = protocol.new_token(body)
         return 200, {"status": "success"}, None, 0.0
 
     # ---- observation -------------------------------------------------------------------------------
@@ -183,18 +110,7 @@ class HollowDesktop:
                      "uptime_s": round(time.time() - self.started, 3), "desktop": {"hollow": True}}, None, 0.0
 
     def screenshot(self, q: dict[str, str], body: bytes) -> Answer:
-        fmt = q.get("format", "png").lower()
-        fmt = "jpeg" if fmt == "jpg" else fmt
-        if fmt not in ("png", "jpeg"):
-            raise bad(f"format: expected png|jpeg, actual {fmt!r:.20}")
-        try:
-            quality = int(q.get("quality", 80))
-            max_side = int(q["max_side"]) if q.get("max_side") else None
-            level = int(q.get("png_level", 1))
-        except ValueError as exc:
-            raise bad(f"screenshot parameters must be integers: {exc}") from None
-        if not 1 <= quality <= 100 or (max_side is not None and not 16 <= max_side <= 8192) or not 0 <= level <= 9:
-            raise bad("quality expected 1..100, max_side 16..8192, png_level 0..9")
+        fmt, quality, max_side, _ = protocol.screenshot_params(q)
         w, h = scaled(self.width, self.height, max_side)
         data = self.frames.get((w, h), fmt, quality, self.frame)
         return 200, data, {"Content-Type": f"image/{fmt}", "X-Width": str(w), "X-Height": str(h)}, 0.0
@@ -219,76 +135,16 @@ class HollowDesktop:
 
     # ---- acting ------------------------------------------------------------------------------------
     def actions(self, q: dict[str, str], body: bytes) -> Answer:
-        data = load_json(body)
-        acts = data.get("actions")
-        if not isinstance(acts, list) or len(acts) > 200:
-            raise bad("actions: expected a list of at most 200 action objects")
-        for a in acts:
-            self.validate(a)
-        waits = sum(1.0 if a.get("seconds") is None else float(a["seconds"]) for a in acts
-                    if a.get("action_type") == "WAIT")
-        if waits > MAX_WAIT_PER_REQUEST:
-            raise bad(f"actions: expected at most {MAX_WAIT_PER_REQUEST:g} s of WAIT in one request, actual {waits:g}")
-        how = data.get("settle") or {}
-        if not isinstance(how, dict):
-            raise bad("settle: expected an object {timeout, interval, quiet, min, mode}")
-        mode = how.get("mode", "frames")
-        if mode not in SETTLE_MODES:
-            raise bad(f"settle.mode: expected one of {', '.join(SETTLE_MODES)}, actual {mode!r:.20}")
-        timeout = number(how, "timeout", 0, 30, default=0)
-        number(how, "interval", 0.01, 5, default=0.05)
-        number(how, "quiet", 0, 5, default=0.1)
-        number(how, "min", 0, 5, default=0)
+        req = protocol.read_actions(load_json(body), (self.width, self.height), _check_key)
+        acts, waits = req.actions, req.waits
         for a in acts:
             if a.get("x") is not None:
                 self.pointer = (int(a["x"]), int(a["y"]))
             if a["action_type"] not in ("WAIT", "DONE", "FAIL"):
                 self.frame += 1
-        settled = (True, mode) if timeout > 0 else (None, None)
+        settled = (True, req.mode) if req.timeout > 0 else (None, None)
         return 200, {"performed": len(acts), "settled": settled[0], "settled_by": settled[1],
                      "pointer": list(self.pointer), "elapsed_ms": 0.0}, None, waits
-
-    def validate(self, a: Any) -> None:
-        if not isinstance(a, dict):
-            raise bad(f"expected an action object, actual {type(a).__name__}")
-        t = a.get("action_type")
-        if t not in ACTION_TYPES:
-            raise bad(f"action_type: expected a computer_13 action, actual {t!r:.40}")
-        xs, ys = (0, self.width - 1), (0, self.height - 1)
-        if t in ("MOVE_TO", "DRAG_TO"):
-            _num(a, "x", *xs)
-            _num(a, "y", *ys)
-        elif t in ("CLICK", "RIGHT_CLICK", "DOUBLE_CLICK", "SCROLL"):
-            if (a.get("x") is None) != (a.get("y") is None):
-                raise bad(f"{t}: give both x and y, or neither")
-            _num(a, "x", *xs, required=False)
-            _num(a, "y", *ys, required=False)
-            if t == "CLICK":
-                self._button(a)
-                _num(a, "num_clicks", 1, 3, required=False)
-            if t == "SCROLL":
-                _num(a, "dx", -100, 100, required=False)
-                _num(a, "dy", -100, 100, required=False)
-        elif t in ("MOUSE_DOWN", "MOUSE_UP"):
-            self._button(a)
-        elif t == "TYPING":
-            _str(a, "text")
-        elif t in ("PRESS", "KEY_DOWN", "KEY_UP"):
-            _key(t, _str(a, "key", 32))
-        elif t == "HOTKEY":
-            keys = a.get("keys")
-            if not isinstance(keys, list) or not 1 <= len(keys) <= 6 or not all(isinstance(k, str) and k for k in keys):
-                raise bad("HOTKEY: keys expected a list of 1..6 key names")
-            for k in keys:
-                _key(t, k)
-        elif t == "WAIT":
-            _num(a, "seconds", 0, 60, required=False)
-
-    @staticmethod
-    def _button(a: dict[str, Any]) -> None:
-        b = "left" if a.get("button") is None else a.get("button")
-        if b not in ("left", "middle", "right"):
-            raise bad(f"{a.get('action_type')}: button expected left|middle|right, actual {b!r:.20}")
 
     def execute(self, q: dict[str, str], body: bytes) -> Answer:
         data = load_json(body)

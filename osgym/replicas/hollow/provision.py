@@ -154,6 +154,9 @@ class HollowProvisioner(Provisioner):
         super().__init__(spec, **kw)
         self.server = HollowHost(str(spec.run_dir / "hollow-server.log"))  # removed with the run directory
 
+    def mark_leased(self, replica: Replica) -> None:
+        """Nothing to mark: ``osgym pool list`` reads containers, and a hollow replica has none."""
+
     def prepare(self) -> dict[str, Any]:
         """Make the run directory private and start the hollow server; hollow replicas have no network.
 

@@ -1,0 +1,1 @@
+../../../replica_images/server/protocol.py

@@ -1,0 +1,251 @@
+"""The control protocol's request rules: its one error type, its limits, and how each request is read.
+
+One file serves two programs. The replica's server imports it as ``protocol`` (the image copies this
+directory to /opt/osgym); osgym's hollow replicas import it as ``osgym.replicas.hollow.protocol``, a
+symbolic link to this file that a wheel of osgym carries as a copy. A request a real replica refuses, a
+hollow one therefore refuses with the same status and message. Standard library only, and typed: ruff and
+mypy check it through the link, as part of osgym.
+
+Every error becomes JSON ``{"error": message}``.
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+from collections.abc import Callable, Mapping
+from typing import Any, NamedTuple, TypeVar
+
+MAX_UPLOAD = 64 * 2**20
+"""Largest body of a file upload (PUT /files; OSWorld's /setup/upload)."""
+MAX_JSON_BODY = 16 * 2**20
+"""Largest body of any other request: 200 actions of 10,000 characters, JSON-escaped, fit."""
+UPLOAD_ROUTES = frozenset({("PUT", "/files"), ("POST", "/setup/upload")})
+MAX_ACTIONS = 200
+"""Most actions in one POST /actions."""
+MAX_WAIT_PER_REQUEST = 120.0
+"""Most seconds of WAIT one POST /actions may hold (the host sends a reply's waits one per request)."""
+SETTLE_MODES = ("frames", "damage")
+SETTLE_QUIET_S = 0.15  # frames: how long the screen must stay unchanged after input before it counts as settled
+DAMAGE_QUIET_S = 0.1  # damage: the same, measured exactly rather than at the next look
+DAMAGE_MIN_S = 0.2  # damage: the least time after the input, changes or none
+
+R = TypeVar("R")
+
+
+class HttpError(Exception):
+    """Raised by a route to answer ``status`` with ``{"error": message}``."""
+
+    def __init__(self, status: int, message: str):
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+def bad(message: str) -> HttpError:
+    return HttpError(400, message)
+
+
+def load_json(body: bytes) -> dict[str, Any]:
+    """The request body as a JSON object ({} when empty)."""
+    if not body:
+        return {}
+    try:
+        data = json.loads(body)
+    except (ValueError, UnicodeDecodeError, RecursionError) as exc:
+        raise bad(f"body is not JSON: {str(exc)[:200]}") from None
+    if not isinstance(data, dict):
+        raise bad(f"expected a JSON object, actual {type(data).__name__}")
+    return data
+
+
+def number(data: Mapping[str, Any], key: str, lo: float, hi: float, default: Any = None,
+           kind: Callable[[Any], Any] = float) -> Any:
+    """``data[key]`` as a number in [lo, hi] (``default`` when absent).
+
+    >>> number({"t": "2.5"}, "t", 0, 5), number({}, "n", 1, 9, default=3, kind=int)
+    (2.5, 3)
+    """
+    v = data.get(key, default)
+    if isinstance(v, str):
+        try:
+            v = float(v)
+        except ValueError:
+            raise bad(f"{key}: expected a number, actual {v!r:.40}") from None
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or v != v or not lo <= v <= hi:
+        raise bad(f"{key}: expected a number in {lo}..{hi}, actual {v!r:.40}")
+    return kind(v)
+
+
+# ---- before the body: token, route, size ------------------------------------------------------------
+def authorized(header: str, token: str) -> bool:
+    """Whether an Authorization header carries ``Bearer <token>``."""
+    scheme, _, given = header.partition(" ")
+    return scheme.lower() == "bearer" and hmac.compare_digest(given.strip().encode(), token.encode())
+
+
+def find_route(routes: Mapping[tuple[str, str], R], method: str, path: str) -> R:
+    """The route for ``method path``: 405 if the path takes other methods, 404 if no route has it."""
+    found = routes.get((method, path))
+    if found is None:
+        if any(p == path for _, p in routes):
+            raise HttpError(405, f"{method} not allowed on {path}")
+        raise HttpError(404, f"no route {path}")
+    return found
+
+
+def body_limit(routes: Mapping[tuple[str, str], Any], method: str, path: str) -> int:
+    """The largest body the route takes (404 or 405 if there is none); checked before any is read."""
+    find_route(routes, method, path)
+    return MAX_UPLOAD if (method, path) in UPLOAD_ROUTES else MAX_JSON_BODY
+
+
+def new_token(body: bytes) -> str:
+    """The token of a POST /token."""
+    new = load_json(body).get("token")
+    if not isinstance(new, str) or not 24 <= len(new) <= 256 or not new.isascii() or not new.isprintable() \
+            or " " in new:
+        raise bad("token: expected 24..256 printable ASCII characters without spaces")
+    return new
+
+
+# ---- GET /screenshot --------------------------------------------------------------------------------
+class Shot(NamedTuple):
+    """What a GET /screenshot asks for."""
+
+    fmt: str
+    quality: int
+    max_side: int | None
+    png_level: int
+
+
+def screenshot_params(q: Mapping[str, str]) -> Shot:
+    """The query of a GET /screenshot, checked.
+
+    >>> screenshot_params({"format": "jpg", "max_side": "640"})
+    Shot(fmt='jpeg', quality=80, max_side=640, png_level=1)
+    """
+    fmt = q.get("format", "png").lower()
+    fmt = "jpeg" if fmt == "jpg" else fmt
+    if fmt not in ("png", "jpeg"):
+        raise bad(f"format: expected png|jpeg, actual {fmt!r:.20}")
+    try:
+        quality = int(q.get("quality", 80))
+        max_side = int(q["max_side"]) if q.get("max_side") else None
+        level = int(q.get("png_level", 1))
+    except ValueError as exc:
+        raise bad(f"screenshot parameters must be integers: {exc}") from None
+    if not 1 <= quality <= 100 or (max_side is not None and not 16 <= max_side <= 8192) or not 0 <= level <= 9:
+        raise bad("quality expected 1..100, max_side 16..8192, png_level 0..9")
+    return Shot(fmt, quality, max_side, level)
+
+
+# ---- POST /actions ----------------------------------------------------------------------------------
+class Actions(NamedTuple):
+    """A POST /actions, checked: the actions, their seconds of WAIT, and how to settle after them."""
+
+    actions: list[dict[str, Any]]
+    waits: float
+    mode: str
+    timeout: float
+    interval: float
+    quiet: float
+    minimum: float
+
+
+def read_actions(data: Mapping[str, Any], screen: tuple[int, int], check_key: Callable[[str], object]) -> Actions:
+    """A POST /actions body, every action checked against the screen before any is performed.
+
+    ``check_key`` raises ValueError for a key name the replica cannot press.
+    """
+    acts = data.get("actions")
+    if not isinstance(acts, list) or len(acts) > MAX_ACTIONS:
+        raise bad(f"actions: expected a list of at most {MAX_ACTIONS} action objects")
+    for a in acts:
+        validate_action(a, screen, check_key)
+    waits = sum(1.0 if a.get("seconds") is None else float(a["seconds"]) for a in acts
+                if a.get("action_type") == "WAIT")
+    if waits > MAX_WAIT_PER_REQUEST:
+        raise bad(f"actions: expected at most {MAX_WAIT_PER_REQUEST:g} s of WAIT in one request, actual {waits:g}")
+    how = data.get("settle") or {}
+    if not isinstance(how, dict):
+        raise bad("settle: expected an object {timeout, interval, quiet, min, mode}")
+    mode = how.get("mode", "frames")
+    if mode not in SETTLE_MODES:
+        raise bad(f"settle.mode: expected one of {', '.join(SETTLE_MODES)}, actual {mode!r:.20}")
+    damage = mode == "damage"
+    return Actions(acts, waits, mode, number(how, "timeout", 0, 30, default=0),
+                   number(how, "interval", 0.01, 5, default=0.05),
+                   number(how, "quiet", 0, 5, default=DAMAGE_QUIET_S if damage else SETTLE_QUIET_S),
+                   number(how, "min", 0, 5, default=DAMAGE_MIN_S if damage else 0))
+
+
+def _num(a: Mapping[str, Any], key: str, lo: float, hi: float, required: bool = True) -> None:
+    v = a.get(key)
+    if v is None:
+        if required:
+            raise bad(f"{a.get('action_type')}: missing {key!r}")
+        return
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        raise bad(f"{a.get('action_type')}: {key} expected a number, actual {v!r:.50}")
+    if not lo <= v <= hi:
+        raise bad(f"{a.get('action_type')}: {key} expected {lo}..{hi}, actual {v}")
+
+
+def _str(a: Mapping[str, Any], key: str, max_len: int = 10000) -> str:
+    v = a.get(key)
+    if not isinstance(v, str) or not v or len(v) > max_len:
+        raise bad(f"{a.get('action_type')}: {key} expected a string of 1..{max_len} chars, actual {v!r:.50}")
+    return v
+
+
+def _button(a: Mapping[str, Any]) -> None:
+    b = a.get("button")
+    b = "left" if b is None else b  # null means absent, as for every optional field
+    if b not in ("left", "middle", "right"):
+        raise bad(f"{a.get('action_type')}: button expected left|middle|right, actual {b!r:.20}")
+
+
+def _key(t: str, name: str, check_key: Callable[[str], object]) -> None:
+    try:
+        check_key(name)
+    except ValueError as exc:
+        raise bad(f"{t}: {exc}") from None
+
+
+def validate_action(a: Any, screen: tuple[int, int], check_key: Callable[[str], object]) -> None:
+    """Refuse (400) an action that is not a computer_13 action with its fields in range."""
+    if not isinstance(a, dict):
+        raise bad(f"expected an action object, actual {type(a).__name__}")
+    t = a.get("action_type")
+    xs, ys = (0, screen[0] - 1), (0, screen[1] - 1)
+    if t in ("MOVE_TO", "DRAG_TO"):
+        _num(a, "x", *xs)
+        _num(a, "y", *ys)
+    elif t in ("CLICK", "RIGHT_CLICK", "DOUBLE_CLICK", "SCROLL"):
+        if (a.get("x") is None) != (a.get("y") is None):
+            raise bad(f"{t}: give both x and y, or neither")
+        _num(a, "x", *xs, required=False)
+        _num(a, "y", *ys, required=False)
+        if t == "CLICK":
+            _button(a)
+            _num(a, "num_clicks", 1, 3, required=False)
+        if t == "SCROLL":
+            _num(a, "dx", -100, 100, required=False)
+            _num(a, "dy", -100, 100, required=False)
+    elif t in ("MOUSE_DOWN", "MOUSE_UP"):
+        _button(a)
+    elif t == "TYPING":
+        _str(a, "text")
+    elif t in ("PRESS", "KEY_DOWN", "KEY_UP"):
+        _key(t, _str(a, "key", 32), check_key)
+    elif t == "HOTKEY":
+        keys = a.get("keys")
+        if not isinstance(keys, list) or not 1 <= len(keys) <= 6 or not all(isinstance(k, str) and k for k in keys):
+            raise bad("HOTKEY: keys expected a list of 1..6 key names")
+        for k in keys:
+            _key(t, k, check_key)
+    elif t == "WAIT":
+        _num(a, "seconds", 0, 60, required=False)
+    elif t not in ("DONE", "FAIL"):
+        raise bad(f"action_type: expected a computer_13 action, actual {t!r:.40}")
