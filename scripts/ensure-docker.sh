@@ -7,6 +7,9 @@ set -euo pipefail
 log=${OSGYM_DOCKERD_LOG:-/var/log/osgym-dockerd.log}
 sock=/var/run/docker.sock
 
+# The daemon of /var/run/docker.sock, by its pid file: a test's second dockerd is named dockerd too.
+main_dockerd() { [ -s /var/run/docker.pid ] && kill -0 "$(cat /var/run/docker.pid)" 2>/dev/null; }
+
 docker_ok() { command -v docker >/dev/null 2>&1 && timeout 10 docker info >/dev/null 2>&1; }
 
 # Debian's crun, registered with dockerd as the runtime `crun` (a pool's `runtime` or
@@ -38,7 +41,7 @@ with open(path + ".osgym-tmp", "w") as f:
     f.write(json.dumps(cfg, indent=2) + "\n")
 os.replace(path + ".osgym-tmp", path)
 PY
-    pkill -HUP -x dockerd || true
+    main_dockerd && kill -HUP "$(cat /var/run/docker.pid)" || true
     for _ in $(seq 1 20); do
       docker info --format '{{json .Runtimes}}' 2>/dev/null | grep -q '"crun"' && return 0
       sleep 0.5
@@ -65,7 +68,7 @@ if ! command -v dockerd >/dev/null 2>&1; then
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq docker.io >/dev/null
 fi
 
-if ! pgrep -x dockerd >/dev/null 2>&1; then
+if ! main_dockerd; then
   echo "starting dockerd (log: $log) ..." >&2
   rm -f /var/run/docker.pid
   nohup dockerd >"$log" 2>&1 </dev/null &

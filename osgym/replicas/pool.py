@@ -246,7 +246,7 @@ class ReplicaPool:
             HollowProvisioner(self.spec, **parts) if kind == HOLLOW
             else RestoringProvisioner(self.spec, warm=warm, cache_dir=settings().checkpoint_dir, pool=ReplicaPool,
                                       **parts)
-            if reset == RESTORE else Provisioner(self.spec, **parts))
+            if self.reset == RESTORE else Provisioner(self.spec, **parts))
         for h in self.hosts:
             if h.name in unreachable:
                 h.capacity = 0

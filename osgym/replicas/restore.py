@@ -221,7 +221,7 @@ class RestoringProvisioner(Provisioner):
         spec = self.spec
         template = self.pool_class(spec.image, 1, standby=0, name=f"{spec.pool_name}-warm", docker_client=host.client,
                                host_name=host.name, limits=spec.limits, screen=spec.screen,
-                               memory_merge=spec.memory_merge, runtime=CRIU_RUNTIME, health_interval=0,
+                               memory_merge=spec.memory_merge, runtime=CRIU_RUNTIME, health_interval=0, reset=COLD,
                                start_timeout=max(spec.start_timeout, TEMPLATE_START_S), timeouts=spec.timeouts,
                                run_dir=spec.run_dir.parent, sample_interval=0, force=True)
         try:

@@ -167,3 +167,16 @@ def test_restore_is_refused_where_a_pool_cannot_restore(image: str, docker_clien
     with pytest.raises(ValidationError, match="add --reset restore"):
         ServeConfig(tier="apps", warm="libreoffice")
     assert ServeConfig(tier="apps", reset="restore", warm="libreoffice").warm == "libreoffice"
+
+
+def test_the_operators_default_restores_every_pool_that_can(  # type: ignore[no-untyped-def]
+    image, criu_main, pool_name, monkeypatch
+) -> None:
+    monkeypatch.setenv("OSGYM_REPLICA_RESET", "restore")
+    with ReplicaPool(image, 1, standby=0, name=pool_name, docker_client=criu_main, screen=TEST_SCREEN,
+                     start_timeout=120) as pool:
+        with pool.lease() as replica:
+            assert replica.health()["status"] == "ok"
+        assert pool.reset == "restore" and events(pool, "created")[0] == "restored", pool.events
+    # a pool that cannot be restored (the tcp transport) starts cold rather than failing
+    assert ReplicaPool(image, 1, docker_client=criu_main, transport="tcp").reset == "cold"
