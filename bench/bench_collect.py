@@ -145,7 +145,7 @@ def run_arms(args: argparse.Namespace, tmp: Path) -> None:
              "load_avg_1min_before": load_before, "load_avg_15min_after": round(os.getloadavg()[2], 2),
              "cpu_s": round(_children_cpu_s() - cpu0, 1), "machine_cpu_s": round(_machine_cpu_s() - machine0, 1),
              "machine_cpu_s_per_episode": round((_machine_cpu_s() - machine0) / max(out["episodes"], 1), 2),
-             "elapsed_s": round(elapsed, 1),
+             **_p50s(store), "elapsed_s": round(elapsed, 1),
              "episodes_per_min": round(60 * out["episodes"] / elapsed, 1)}
         runs.append(r)
         print(r, flush=True)
@@ -159,14 +159,29 @@ def run_arms(args: argparse.Namespace, tmp: Path) -> None:
     out_path = Path(__file__).parent / "results" / args.out
     out_path.parent.mkdir(exist_ok=True)
     out_path.write_text(json.dumps(result, indent=2))
-    print("| # | arm | episodes | ok | retried | wall s | episodes/min | CPU s | machine CPU-s per episode |\n"
-          "|---|---|---|---|---|---|---|---|---|")
+    print("| # | arm | episodes | ok | retried | wall s | episodes/min | CPU s | machine CPU-s per episode "
+          "| ready p50 s | setup p50 s |\n|---|---|---|---|---|---|---|---|---|---|---|")
     for i, r in enumerate(runs):
         print(f"| {i + 1} | {r['arm']} | {r['episodes']} | {r['success']} | {r['retried']} | {r['elapsed_s']} | "
-              f"{r['episodes_per_min']} | {r['cpu_s']} | {r['machine_cpu_s_per_episode']} |")
+              f"{r['episodes_per_min']} | {r['cpu_s']} | {r['machine_cpu_s_per_episode']} | {r['ready_p50_s']} | "
+              f"{r['setup_p50_s']} |")
     print("\nmedian wall s: " + ", ".join(f"{a} {m}" for a, m in medians.items()))
     if "overhead_pct" in result:
         print(f"Prefect overhead: {result['overhead_pct']}% of the plain loop's median wall time")
+
+
+def _p50s(store: Path) -> dict[str, float | None]:
+    """Medians over the run's dataset: seconds from a replica's start request to ready (its pool's ``ready``
+    events), and an episode's setup (the task's app opened: Calc, for sheet-save-csv)."""
+    import duckdb
+
+    out: dict[str, float | None] = {"ready_p50_s": None, "setup_p50_s": None}
+    for key, table, sql in (("ready_p50_s", "pool_events", "median(elapsed_s) filter (where event = 'ready')"),
+                            ("setup_p50_s", "episodes", "median(setup_s)")):
+        files = [str(f) for f in store.glob(f"*/{table}/*/*.parquet")]
+        rows = duckdb.sql(f"select {sql} from read_parquet({files})").fetchall() if files else []
+        out[key] = round(rows[0][0], 3) if rows and rows[0][0] is not None else None
+    return out
 
 
 def _children_cpu_s() -> float:
