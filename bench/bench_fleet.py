@@ -2,7 +2,8 @@
 
 One level per run: ``--replicas N`` hollow replicas (:mod:`osgym.replicas.hollow`: the real control protocol
 over Unix sockets, one host process serving them all) held by one pool and one flow, ``--episodes M`` ten-step
-episodes of the random policy, against a ``prefect server`` started here on SQLite (``--server embedded``) or
+episodes of the random policy (over ``--variants`` desktop-basics variants exported as task files, taken in
+turn), against a ``prefect server`` started here on SQLite (``--server embedded``) or
 on a private PostgreSQL cluster (``--server postgres``, Debian's ``postgresql``: scripts/ensure-postgres.sh).
 The flow runs in this process, which is the "flow process" measured; the hollow server stands in for the
 replicas and is not counted as control plane.
@@ -85,13 +86,16 @@ def main() -> None:
     ap.add_argument("--episodes", type=int, required=True)
     ap.add_argument("--server", choices=["embedded", "postgres"], default="embedded")
     ap.add_argument("--steps", type=int, default=10, help="steps per episode (random actions, then DONE)")
-    ap.add_argument("--batch-size", type=int, help="episodes per collect-batch subflow (default: 4 x replicas, "
+    ap.add_argument("--batch-size", type=int, help="episodes per collect-batch subflow (default: 10 x replicas, "
                                                    "1,000..10,000)")
     ap.add_argument("--screen", default="640x480", help="the synthetic screen's WxH")
+    ap.add_argument("--variants", type=int, default=1000,
+                    help="distinct desktop-basics variants, exported as task files that episodes take in turn "
+                         "(the suite gives at most about 2,850 distinct ones; 20,000 episodes repeat them)")
     ap.add_argument("--keep", action="store_true", help="keep the dataset and the Prefect home (paths printed)")
     args = ap.parse_args()
-    if args.replicas < 1 or args.episodes < 1 or args.steps < 1:
-        raise SystemExit("--replicas, --episodes and --steps: expected >= 1")
+    if min(args.replicas, args.episodes, args.steps, args.variants) < 1:
+        raise SystemExit("--replicas, --episodes, --steps and --variants: expected >= 1")
     width, _, height = args.screen.partition("x")
     tmp = Path(tempfile.mkdtemp(prefix="osgym-fleet-"))
     try:
@@ -127,9 +131,12 @@ def run(args: argparse.Namespace, tmp: Path, screen: tuple[int, int]) -> dict[st
 
 def measure(args: argparse.Namespace, tmp: Path, screen: tuple[int, int], server: Any, pg: Any) -> dict[str, Any]:
     from flows.collect import collect
+    from osgym.suites.export import export_variants, write_export
 
-    batch = args.batch_size or min(10_000, max(1_000, 4 * args.replicas))
-    recipe = {"name": "fleet", "episodes": args.episodes, "replicas": args.replicas, "replica_kind": "hollow",
+    batch = args.batch_size or min(10_000, max(1_000, 10 * args.replicas))
+    write_export(tmp / "tasks", export_variants("desktop-basics", min(args.variants, args.episodes)))
+    recipe = {"name": "fleet", "episodes": args.episodes, "task_dir": str(tmp / "tasks" / "examples"),
+              "task_index": str(tmp / "tasks" / "test_all.json"), "replicas": args.replicas, "replica_kind": "hollow",
               "standby": max(1, args.replicas // 50), "screen": list(screen), "store": str(tmp / "data"),
               "max_steps": args.steps, "settle_s": 0, "batch_size": batch, "episode_timeout_s": 300,
               "policy": {"name": "random", "options": {"max_actions": args.steps - 1}}}
@@ -174,7 +181,7 @@ def measure(args: argparse.Namespace, tmp: Path, screen: tuple[int, int], server
         return round(1000 * seconds / max(n, 1), 2)
 
     return {"replicas": args.replicas, "episodes": n, "steps_per_episode": args.steps, "server": args.server,
-            "batch_size": batch, "elapsed_s": round(elapsed, 1),
+            "batch_size": batch, "variants": min(args.variants, args.episodes), "elapsed_s": round(elapsed, 1),
             "episodes_per_min": round(60 * n / elapsed, 1),
             "control_cpu_ms_per_episode": per_episode(flow_s + server_s + db_s),
             "flow_cpu_ms_per_episode": per_episode(flow_s), "server_cpu_ms_per_episode": per_episode(server_s),
