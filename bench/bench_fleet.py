@@ -80,6 +80,17 @@ def rss_mib() -> float:
     return 0.0
 
 
+def start_profile() -> Any:
+    """yappi, started on its CPU clock for every thread (those that exist and those to come)."""
+    try:
+        import yappi  # type: ignore[import-not-found,import-untyped,unused-ignore]
+    except ImportError as exc:
+        raise SystemExit("--profile needs yappi: pip install yappi") from exc
+    yappi.set_clock_type("cpu")
+    yappi.start(builtins=False, profile_threads=True)
+    return yappi
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--replicas", type=int, required=True)
@@ -88,10 +99,16 @@ def main() -> None:
     ap.add_argument("--steps", type=int, default=10, help="steps per episode (random actions, then DONE)")
     ap.add_argument("--batch-size", type=int, help="episodes per collect-batch subflow (default: 10 x replicas, "
                                                    "1,000..10,000)")
+    ap.add_argument("--episodes-per-task", type=int,
+                    help="the recipe's episodes_per_task (default: the flow's choice; 1: a Prefect task run per "
+                         "episode, as before issue 42's cuts)")
     ap.add_argument("--screen", default="640x480", help="the synthetic screen's WxH")
     ap.add_argument("--variants", type=int, default=1000,
                     help="distinct desktop-basics variants, exported as task files that episodes take in turn "
                          "(the suite gives at most about 2,850 distinct ones; 20,000 episodes repeat them)")
+    ap.add_argument("--profile", metavar="PATH",
+                    help="profile the flow process's CPU over the run (every thread, yappi's CPU clock; "
+                         "`pip install yappi`) and write it to PATH in pstats format; this slows the run")
     ap.add_argument("--keep", action="store_true", help="keep the dataset and the Prefect home (paths printed)")
     args = ap.parse_args()
     if min(args.replicas, args.episodes, args.steps, args.variants) < 1:
@@ -130,7 +147,8 @@ def run(args: argparse.Namespace, tmp: Path, screen: tuple[int, int]) -> dict[st
 
 
 def measure(args: argparse.Namespace, tmp: Path, screen: tuple[int, int], server: Any, pg: Any) -> dict[str, Any]:
-    from flows.collect import collect
+    from flows.collect import collect, episodes_per_task
+    from osgym.collection.recipe import load_recipe
     from osgym.suites.export import export_variants, write_export
 
     batch = args.batch_size or min(10_000, max(1_000, 10 * args.replicas))
@@ -140,10 +158,13 @@ def measure(args: argparse.Namespace, tmp: Path, screen: tuple[int, int], server
               "standby": max(1, args.replicas // 50), "screen": list(screen), "store": str(tmp / "data"),
               "max_steps": args.steps, "settle_s": 0, "batch_size": batch, "episode_timeout_s": 300,
               "policy": {"name": "random", "options": {"max_actions": args.steps - 1}}}
+    if args.episodes_per_task is not None:
+        recipe["episodes_per_task"] = args.episodes_per_task
     pg_root = int((pg.data / "postmaster.pid").read_text().split()[0]) if pg is not None else None
     server_pid = server.procs[0].pid
     rss: dict[str, float] = {}
     done = [0]
+    by_1000: list[float] = []  # the flow process's RSS after every 1,000th episode
     lock = threading.Lock()
 
     def on_episode(_: Any) -> None:
@@ -151,6 +172,8 @@ def measure(args: argparse.Namespace, tmp: Path, screen: tuple[int, int], server
             done[0] += 1
             if done[0] == 1:
                 rss["first"] = rss_mib()
+            if done[0] % 1000 == 0:
+                by_1000.append(round(rss_mib(), 1))
             if done[0] == args.episodes:
                 rss["last"] = rss_mib()
 
@@ -165,9 +188,13 @@ def measure(args: argparse.Namespace, tmp: Path, screen: tuple[int, int], server
     load0 = os.getloadavg()
     rss["call"] = rss_mib()
     cpu0 = (self_cpu_s(), tree_cpu_s(server_pid), tree_cpu_s(pg_root) if pg_root else 0.0)
+    profiler = start_profile() if args.profile else None
     t0 = time.monotonic()
     summary = collect(recipe, on_episode=on_episode)
     elapsed = time.monotonic() - t0
+    if profiler is not None:
+        profiler.stop()
+        profiler.get_func_stats().save(args.profile, type="pstat")
     cpu1 = (self_cpu_s(), tree_cpu_s(server_pid), tree_cpu_s(pg_root) if pg_root else 0.0)
     stop.set()
     n = summary["episodes"]
@@ -181,13 +208,15 @@ def measure(args: argparse.Namespace, tmp: Path, screen: tuple[int, int], server
         return round(1000 * seconds / max(n, 1), 2)
 
     return {"replicas": args.replicas, "episodes": n, "steps_per_episode": args.steps, "server": args.server,
-            "batch_size": batch, "variants": min(args.variants, args.episodes), "elapsed_s": round(elapsed, 1),
+            "batch_size": batch, "episodes_per_task": episodes_per_task(load_recipe(recipe), min(batch, n)),
+            "variants": min(args.variants, args.episodes), "elapsed_s": round(elapsed, 1),
             "episodes_per_min": round(60 * n / elapsed, 1),
             "control_cpu_ms_per_episode": per_episode(flow_s + server_s + db_s),
             "flow_cpu_ms_per_episode": per_episode(flow_s), "server_cpu_ms_per_episode": per_episode(server_s),
             "db_cpu_ms_per_episode": per_episode(db_s) if pg is not None else None,
             "flow_rss_mib_call": round(rss["call"], 1), "flow_rss_mib_start": round(rss.get("first", 0.0), 1),
             "flow_rss_mib_end": round(rss.get("last", rss_mib()), 1), "flow_rss_mib_peak": round(peak[0], 1),
+            "flow_rss_mib_every_1000": by_1000,
             "db_mib": round(db_bytes / 2**20, 1), "db_mib_per_1000_episodes": round(db_bytes / 2**20 / n * 1000, 2),
             "success": summary["success"], "errors": summary["errors"], "retried": summary["retried"],
             "load_start": [round(x, 2) for x in load0], "load_end": [round(x, 2) for x in os.getloadavg()],
