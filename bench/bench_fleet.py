@@ -16,6 +16,16 @@ over the run; this process's resident memory once the first episode finished and
 size. The last line printed is JSON with ``replicas``, ``episodes``, ``episodes_per_min``,
 ``control_cpu_ms_per_episode`` (flow process plus Prefect server plus database), ``flow_rss_mib_start`` and
 ``flow_rss_mib_end``, and the parts they are made of.
+
+Where the CPU goes: ``py-spy`` (a dev dependency) on the two processes while a level runs, the flow's
+threads that hold the GIL (the flow process is one interpreter, so that is where its CPU goes) and the
+server's whole process tree:
+
+    py-spy record --pid FLOW_PID --gil --nonblocking --rate 10 --duration 60 --format raw -o flow.txt
+    py-spy record --pid SERVER_PID --subprocesses --nonblocking --rate 40 --duration 60 --format raw -o server.txt
+
+Without ``--gil`` the flow's profile counts the threads blocked in a socket read as busy (``--nonblocking``
+cannot tell them apart), and sampling 1,000 threads blocking takes seconds a sample.
 """
 
 from __future__ import annotations
@@ -80,17 +90,6 @@ def rss_mib() -> float:
     return 0.0
 
 
-def start_profile() -> Any:
-    """yappi, started on its CPU clock for every thread (those that exist and those to come)."""
-    try:
-        import yappi  # type: ignore[import-not-found,import-untyped,unused-ignore]
-    except ImportError as exc:
-        raise SystemExit("--profile needs yappi: pip install yappi") from exc
-    yappi.set_clock_type("cpu")
-    yappi.start(builtins=False, profile_threads=True)
-    return yappi
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--replicas", type=int, required=True)
@@ -106,9 +105,6 @@ def main() -> None:
     ap.add_argument("--variants", type=int, default=1000,
                     help="distinct desktop-basics variants, exported as task files that episodes take in turn "
                          "(the suite gives at most about 2,850 distinct ones; 20,000 episodes repeat them)")
-    ap.add_argument("--profile", metavar="PATH",
-                    help="profile the flow process's CPU over the run (every thread, yappi's CPU clock; "
-                         "`pip install yappi`) and write it to PATH in pstats format; this slows the run")
     ap.add_argument("--keep", action="store_true", help="keep the dataset and the Prefect home (paths printed)")
     args = ap.parse_args()
     if min(args.replicas, args.episodes, args.steps, args.variants) < 1:
@@ -188,13 +184,9 @@ def measure(args: argparse.Namespace, tmp: Path, screen: tuple[int, int], server
     load0 = os.getloadavg()
     rss["call"] = rss_mib()
     cpu0 = (self_cpu_s(), tree_cpu_s(server_pid), tree_cpu_s(pg_root) if pg_root else 0.0)
-    profiler = start_profile() if args.profile else None
     t0 = time.monotonic()
     summary = collect(recipe, on_episode=on_episode)
     elapsed = time.monotonic() - t0
-    if profiler is not None:
-        profiler.stop()
-        profiler.get_func_stats().save(args.profile, type="pstat")
     cpu1 = (self_cpu_s(), tree_cpu_s(server_pid), tree_cpu_s(pg_root) if pg_root else 0.0)
     stop.set()
     n = summary["episodes"]
