@@ -2,8 +2,8 @@
 
 ``episode`` runs one episode, with Prefect's retry policy: a task run (and its retry states) per episode.
 ``episodes`` runs several, one after another on its thread, each with the same policy in plain Python
-(:func:`~osgym.collection.collector.collect_with_retries`): at 1,000 replicas the Prefect server's work per
-task run, not the episodes, was what the control plane spent its CPU on (BENCHMARKS.md, issue 42).
+(:func:`~osgym.collection.collector.collect_with_retries`): at 1,000 replicas the Prefect server spent 20-38 ms
+of CPU recording each task run's states, a third of the control plane's CPU per episode (BENCHMARKS.md, issue 42).
 """
 
 from __future__ import annotations
