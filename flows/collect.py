@@ -3,8 +3,10 @@
 The run itself is :func:`osgym.collection.run_collection` (the same code
 ``osgym collect`` calls); the flow adds what Prefect is for: each batch runs as a
 ``collect-batch`` subflow (Prefect's flow engine keeps every task's state until
-its flow ends) that maps one ``episode`` task per job over a thread-pool task
-runner sized to the pool, with the task's retry policy; and the run publishes a
+its flow ends) that maps its jobs over a thread-pool task runner sized to the
+pool, a few episodes to an ``episodes`` task (``episodes_per_task``; one, as an
+``episode`` task, keeps a task run per episode), each episode with the replica-fault
+retry policy; and the run publishes a
 progress artifact, a summary artifact and the report's artifacts. Tasks hand
 finished episodes straight to the dataset writer and return only a small
 summary, so memory stays bounded however long the run. The manifest, not
@@ -23,18 +25,40 @@ from prefect import flow
 from prefect.artifacts import create_markdown_artifact, create_progress_artifact, update_progress_artifact
 from prefect.futures import as_completed
 from prefect.task_runners import ThreadPoolTaskRunner
+from prefect.utilities.annotations import quote
 
 from flows.report import publish_report_artifacts
 from osgym.collection import Collection, EpisodeCallback, EventCallback, Executor
-from osgym.collection.collector import EpisodeJob
-from tasks.episode import run_episode_task
+from osgym.collection.collector import Collector, EpisodeJob, EpisodeSummary
+from osgym.collection.recipe import Recipe
+from tasks.episode import run_episode_task, run_episodes_task
+
+MAX_EPISODES_PER_TASK = 10
+"""Episodes one ``episodes`` task runs at most when the recipe leaves ``episodes_per_task`` unset."""
+
+
+def episodes_per_task(recipe: Recipe, batch: int) -> int:
+    """How many episodes each task of a ``batch``-episode subflow runs: the recipe's ``episodes_per_task``, or
+    as many as still give every replica a task, from 1 to :data:`MAX_EPISODES_PER_TASK`.
+
+    >>> from osgym.collection.recipe import load_recipe
+    >>> [episodes_per_task(load_recipe({"name": "x", "episodes": 1, "replicas": 100}), n) for n in (50, 400, 5000)]
+    [1, 4, 10]
+    >>> episodes_per_task(load_recipe({"name": "x", "episodes": 1, "episodes_per_task": 1}), 5000)
+    1
+    """
+    if recipe.episodes_per_task is not None:
+        return recipe.episodes_per_task
+    return max(1, min(MAX_EPISODES_PER_TASK, batch // recipe.replicas))
 
 
 def run_as_subflows(progress: UUID) -> Executor:
-    """An executor for :meth:`Collection.run`: each batch a ``collect-batch`` subflow of ``episode`` tasks."""
+    """An executor for :meth:`Collection.run`: each batch a ``collect-batch`` subflow of tasks, each running
+    :func:`episodes_per_task` episodes (an ``episodes`` task) or one (an ``episode`` task)."""
 
     def execute(run: Collection, jobs: Sequence[EpisodeJob], done: EpisodeCallback) -> None:
         collector, retries = run.collector, run.recipe.retries
+        per_task = episodes_per_task(run.recipe, len(jobs))
         episode = run_episode_task.with_options(retries=retries)
 
         @flow(name="collect-batch")
@@ -42,18 +66,47 @@ def run_as_subflows(progress: UUID) -> Executor:
             """Run one batch of a run's episodes; returns their summaries."""
             out: list[dict[str, Any]] = []
             with ThreadPoolTaskRunner(max_workers=run.recipe.replicas) as runner:
-                futures = {runner.submit(episode, {"collector": collector, "job": j, "retries": retries}): j
-                           for j in jobs}
-                for fut in as_completed(list(futures)):
-                    summary = collector.summary_of(futures[fut], fut)
-                    out.append(summary.as_dict())
-                    done(summary)
+                if per_task == 1:
+                    futures = {runner.submit(episode, {"collector": collector, "job": j, "retries": retries}): j
+                               for j in jobs}
+                    for fut in as_completed(list(futures)):
+                        summary = collector.summary_of(futures[fut], fut)
+                        out.append(summary.as_dict())
+                        done(summary)
+                    return out
+                stored: dict[str, EpisodeSummary] = {}  # written by the tasks' threads, one key each
+
+                def on_summary(job: EpisodeJob, summary: EpisodeSummary) -> None:
+                    stored[job.episode_id] = summary
+
+                chunks = [jobs[i:i + per_task] for i in range(0, len(jobs), per_task)]
+                # quote: Prefect would walk every job's task spec looking for futures (6-12% of the flow
+                # process's CPU at 1,000 replicas, py-spy); there are none in them
+                group = {runner.submit(run_episodes_task, {
+                    "collector": collector, "jobs": quote(c), "retries": retries, "on_summary": on_summary,
+                    "label": f"#{c[0].index}" + (f"-{c[-1].index}" if len(c) > 1 else "")}): c for c in chunks}
+                for fut in as_completed(list(group)):
+                    for summary in _chunk_summaries(collector, group[fut], fut, stored, retries):
+                        out.append(summary.as_dict())
+                        done(summary)
             return out
 
         collect_batch([j.episode_id for j in jobs])
         update_progress_artifact(progress, 100.0 * run.counts.episodes / max(run.pending, 1))
 
     return execute
+
+
+def _chunk_summaries(collector: Collector, chunk: Sequence[EpisodeJob], future: Any,
+                     stored: dict[str, EpisodeSummary], retries: int) -> list[EpisodeSummary]:
+    """A finished ``episodes`` task's summaries. If the task itself failed (a task-runner failure, a store
+    that refuses rows), the episodes it stored keep their rows and each of the others gets an error row,
+    counted as every allowed attempt, as :meth:`Collector.summary_of` does for an ``episode`` task."""
+    try:
+        return list(future.result())
+    except Exception as exc:
+        return [stored[j.episode_id] if j.episode_id in stored
+                else collector.record(collector.error_result(j, exc, retries + 1)) for j in chunk]
 
 
 @flow(name="collect", log_prints=True)
@@ -109,7 +162,7 @@ def main(argv: list[str] | None = None) -> None:
     print_run(summary)
 
 
-__all__ = ["collect", "main", "run_as_subflows"]
+__all__ = ["MAX_EPISODES_PER_TASK", "collect", "episodes_per_task", "main", "run_as_subflows"]
 
 if __name__ == "__main__":
     main()

@@ -119,6 +119,11 @@ class Recipe(_Strict):
     retries: int = Field(2, ge=0, le=10)
     store: str = "./data"
     batch_size: int = Field(200, ge=1, le=10_000)
+    episodes_per_task: int | None = Field(None, ge=1, le=100)
+    """In the Prefect flow, how many of a batch's episodes one ``episodes`` task runs, one after another,
+    each with the retry policy of the one-episode task; ``1``: a task run (and Prefect's retry states) per
+    episode. Unset: as many as keep every replica busy, at most 10 (``flows/collect.py``), since each task
+    run costs the Prefect server several state writes (BENCHMARKS.md, issue 42). ``osgym collect`` ignores it."""
     shard_max_age_s: float = Field(300, ge=1, le=86_400)
     """Finished episodes are committed to the store at most this many seconds after they end, so a
     crashed run loses at most this much work and a re-run with the same run_id skips the rest.
