@@ -6,6 +6,7 @@ the task's setup, as a collection run does. Writes a markdown report and exits 1
 Usage:
     python3 scripts/suite_check.py [--out docs/suite-check.md] [--seeds 3] [--first-seed 0] [--passes quiet,stress]
         [--suites apps-smoke,...] [--templates ID,...] [--replicas 2] [--stress-cpu 4] [--evidence DIR]
+        [--reset cold|restore] [--warm desktop|libreoffice]
 
 The report (docs/suite-check.md):
     # Suite check
@@ -186,7 +187,8 @@ def _stressor(cpus: int) -> Iterator[str]:
 
 
 def run_pass(load: str, jobs: list[tuple[str, int, TaskSpec]], image: str, replicas: int, stress_cpu: int,
-             evidence: Path | None = None, limits: EpisodeLimits = LIMITS) -> Pass:
+             evidence: Path | None = None, limits: EpisodeLimits = LIMITS, reset: str | None = None,
+             warm: str = "desktop") -> Pass:
     @contextmanager
     def stress() -> Iterator[str]:
         if load == "stress":
@@ -199,7 +201,7 @@ def run_pass(load: str, jobs: list[tuple[str, int, TaskSpec]], image: str, repli
         p = Pass(load, stressor, os.getloadavg()[0])
         start = time.monotonic()
         with _sampling(p), ReplicaPool(image, replicas, standby=min(1, replicas), name=f"suite-check-{os.getpid()}",
-                                       screen=SCREEN, limits=limits_for("apps")) as pool:
+                                       screen=SCREEN, limits=limits_for("apps"), reset=reset, warm=warm) as pool:
             ex = ThreadPoolExecutor(replicas, thread_name_prefix="episode")
             def one(job: tuple[str, int, TaskSpec]) -> Row:
                 suite, difficulty, task = job
@@ -285,6 +287,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--stress-cpu", type=int, default=4, help="stress-ng --cpu N for the stress pass")
     ap.add_argument("--settle-mode", choices=SETTLE_MODES, default=LIMITS.settle_mode,
                     help="how replicas tell that a step's screen settled (Replica.act's mode)")
+    ap.add_argument("--reset", choices=["cold", "restore"], default=None,
+                    help="how each replica starts (default: OSGYM_REPLICA_RESET, else cold): docs/operations.md")
+    ap.add_argument("--warm", choices=["desktop", "libreoffice"], default="desktop",
+                    help="with --reset restore, the state checkpointed (libreoffice: only LibreOffice's suites)")
     ap.add_argument("--evidence", type=Path, default=None,
                     help="keep each failed episode's screenshots and steps in DIR/TEMPLATE-seedN-PASS-POLICY/")
     a = ap.parse_args(args_in)
@@ -309,7 +315,8 @@ def main(argv: list[str] | None = None) -> int:
     image = images.ensure_image("apps")
     print(f"{len(jobs)} variants x {len(passes)} passes x (oracle + noop) on {image}", flush=True)
     limits = dataclasses.replace(LIMITS, settle_mode=a.settle_mode)
-    done = [run_pass(load, jobs, image, a.replicas, a.stress_cpu, a.evidence, limits) for load in passes]
+    done = [run_pass(load, jobs, image, a.replicas, a.stress_cpu, a.evidence, limits, a.reset, a.warm)
+            for load in passes]
     a.out.parent.mkdir(parents=True, exist_ok=True)
     a.out.write_text(render(done, args_in, started, commit))
     failed = sum(bool(r.problems) for p in done for r in p.rows)
