@@ -30,6 +30,8 @@ from pydantic import (
 from osgym.agents.policies.spec import SECRET_OPTION, PolicySpec
 from osgym.errors import ConfigError
 from osgym.replicas.client import SettleMode
+from osgym.replicas.restore import restore_refusals
+from osgym.replicas.warm import tier_problem
 
 if TYPE_CHECKING:
     from osgym.settings import Settings
@@ -232,11 +234,12 @@ class Recipe(_Strict):
 
     @model_validator(mode="after")
     def _restore(self) -> Recipe:
-        if self.reset == "restore" and (self.replica_kind == "hollow" or self.compat or self.egress == "open"):
-            raise ValueError("reset: restore starts container replicas without a network or compat: remove "
-                             "replica_kind hollow, compat or egress: open")
-        if self.warm == "libreoffice" and self.tier != "apps":
-            raise ValueError(f"warm: libreoffice needs the apps tier (LibreOffice is there), actual tier {self.tier!r}")
+        refused = restore_refusals(self.replica_kind, "unix", self.compat, networked=self.egress == "open")
+        if self.reset == "restore" and refused:
+            raise ValueError(f"reset: restore starts container replicas without a network or compat, actual "
+                             f"{', '.join(refused)}: remove replica_kind hollow, compat or egress: open")
+        if self.warm != "auto" and (problem := tier_problem(self.warm, self.tier)):
+            raise ValueError(problem)
         return self
 
     @property

@@ -16,6 +16,7 @@ runs, and nothing hides that it ran on a cold replica.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import fcntl
 import hashlib
 import json
@@ -25,6 +26,7 @@ import shutil
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -41,7 +43,8 @@ from osgym.replicas.spec import ReplicaSpec
 from osgym.replicas.warm import check_warm_state, describe, warm_up
 from osgym.settings import settings
 
-__all__ = ["COLD", "RESTORE", "RESETS", "WARM_SCREENSHOT", "CheckpointCache", "RestoringProvisioner", "check_reset"]
+__all__ = ["COLD", "RESTORE", "RESETS", "WARM_SCREENSHOT", "CheckpointCache", "RestoringProvisioner", "check_reset",
+           "restore_refusals"]
 
 COLD, RESTORE = "cold", "restore"
 RESETS = (COLD, RESTORE)
@@ -54,24 +57,30 @@ TEMPLATE_START_S = 180.0
 def check_reset(reset: str | None, warm: str, spec: ReplicaSpec, kind: str) -> str:
     """Return ``reset`` if a pool of ``spec`` can start its replicas that way, else raise :class:`ConfigError`;
     ``None``: the operator's ``OSGYM_REPLICA_RESET`` where the pool can restore, else ``cold``."""
+    refused = restore_refusals(kind, spec.transport, spec.compat, networked=spec.network_kind is not None)
     if reset is None:
         reset = settings().replica_reset
-        if reset == RESTORE and _cannot_restore(spec, kind):
+        if reset == RESTORE and refused:
             return COLD
     if reset not in RESETS:
         raise ConfigError(f"reset: expected one of {', '.join(RESETS)}, actual {reset!r:.40}")
-    check_warm_state(warm, None)
-    if reset == RESTORE and (refused := _cannot_restore(spec, kind)):
-            raise ConfigError(f"reset: restore works with container replicas on the unix transport without a "
-                              f"network, actual {', '.join(refused)}: a clone's control socket comes back in its "
-                              "run directory, and its new network namespace has no interface to restore into")
+    check_warm_state(warm)
+    if reset == RESTORE and refused:
+        raise ConfigError(f"reset: restore works with container replicas on the unix transport without a "
+                          f"network, actual {', '.join(refused)}: a clone's control socket comes back in its "
+                          "run directory, and its new network namespace has no interface to restore into")
     return reset
 
 
-def _cannot_restore(spec: ReplicaSpec, kind: str) -> list[str]:
-    """What in a pool's replicas keeps them from being restored (nothing: they can be)."""
-    return [what for what, on in (("hollow replicas", kind != "container"), ("the tcp transport",
-            spec.transport != "unix"), ("compat", spec.compat), ("a network", spec.network_kind is not None)) if on]
+def restore_refusals(kind: str, transport: str, compat: bool, *, networked: bool) -> list[str]:
+    """What keeps replicas of this kind, transport, mode and network from being restored (empty: nothing).
+
+    >>> restore_refusals("container", "unix", False, networked=False), restore_refusals("hollow", "unix", True,
+    ...                                                                                  networked=False)
+    ([], ['hollow replicas', 'compat'])
+    """
+    return [what for what, on in (("hollow replicas", kind != "container"), ("the tcp transport", transport != "unix"),
+                                  ("compat", compat), ("a network", networked)) if on]
 
 
 class CheckpointCache:
@@ -108,8 +117,8 @@ class CheckpointCache:
         return None
 
     def get(self, client: docker.DockerClient, key: str, family: str,
-            make: Any) -> tuple[Checkpoint, bool]:
-        """The checkpoint under ``key``, made by ``make(directory) -> (Checkpoint, token)`` if there is none;
+            make: Callable[[Path], Checkpoint]) -> tuple[Checkpoint, bool]:
+        """The checkpoint under ``key``, made by ``make(directory)`` (a directory that must not exist) if there is none;
         returns it and whether it was made now. Checkpoints of the same ``family`` (host, image repository,
         screen, warm state) under other keys are removed once a new one is made: the image or the
         configuration changed.
@@ -127,8 +136,8 @@ class CheckpointCache:
             tmp.mkdir(mode=0o700)
             try:
                 cp = make(tmp / "checkpoint")
-                (tmp / "token").write_text(cp.token)
-                os.chmod(tmp / "token", 0o600)
+                with open(os.open(tmp / "token", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "w") as f:
+                    f.write(cp.token)
                 (tmp / "meta.json").write_text(json.dumps({"image": cp.image, "create": cp.create, "family": family,
                                                            "made_at": time.time(), "dump_s": cp.dump_s}, indent=1))
                 os.rename(tmp, self.root / key)
@@ -136,7 +145,7 @@ class CheckpointCache:
                 shutil.rmtree(tmp, ignore_errors=True)
                 raise
             self._prune(client, family, keep=key)
-            return self.load(client, key) or cp, True
+            return dataclasses.replace(cp, directory=self.root / key / "checkpoint"), True  # where it now is
 
     def _prune(self, client: docker.DockerClient, family: str, keep: str) -> None:
         for meta_file in self.root.glob("*/meta.json"):

@@ -25,7 +25,8 @@ from collections.abc import Iterable
 from osgym.errors import ConfigError, ReplicaError
 from osgym.replicas.client import Replica
 
-__all__ = ["DESKTOP", "LIBREOFFICE", "WARM_STATES", "warm_state_for", "warm_up"]
+__all__ = ["DESKTOP", "LIBREOFFICE", "WARM_STATES", "check_warm_state", "describe", "tier_problem", "warm_state_for",
+           "warm_up"]
 
 DESKTOP = "desktop"
 LIBREOFFICE = "libreoffice"
@@ -58,12 +59,21 @@ def describe(warm: str) -> str:
     return " ".join(RESIDENT) if warm == LIBREOFFICE else "settle"
 
 
-def check_warm_state(warm: str, tier: str | None) -> None:
-    """Raise :class:`ConfigError` unless ``warm`` is a warm state the tier has (``tier`` None: not known)."""
+def check_warm_state(warm: str) -> None:
+    """Raise :class:`ConfigError` unless ``warm`` is one of :data:`WARM_STATES`."""
     if warm not in WARM_STATES:
         raise ConfigError(f"warm: expected one of {', '.join(WARM_STATES)}, actual {warm!r:.40}")
-    if warm == LIBREOFFICE and tier not in (None, "apps"):
-        raise ConfigError(f"warm: {LIBREOFFICE} needs the apps tier (LibreOffice is there), actual tier {tier!r}")
+
+
+def tier_problem(warm: str, tier: str) -> str | None:
+    """Why the warm state ``warm`` cannot be had on ``tier``, or None if it can (a recipe's and a server's check).
+
+    >>> tier_problem("libreoffice", "desktop")
+    "warm: libreoffice needs the apps tier (LibreOffice is there), actual tier 'desktop'"
+    """
+    if warm == LIBREOFFICE and tier != "apps":
+        return f"warm: {LIBREOFFICE} needs the apps tier (LibreOffice is there), actual tier {tier!r}"
+    return None
 
 
 def warm_up(replica: Replica, warm: str) -> bytes:

@@ -30,6 +30,7 @@ from osgym.errors import ConfigError
 from osgym.replicas.client import SettleMode
 from osgym.replicas.parking import MIN_RESIDENT_MIB
 from osgym.replicas.pool import ReplicaPool
+from osgym.replicas.warm import tier_problem
 from osgym.serving.app import create_app
 from osgym.serving.auth import Access, new_token
 from osgym.serving.limits import ServeLimits
@@ -90,8 +91,8 @@ class ServeConfig(BaseModel):
 
     @model_validator(mode="after")
     def _warm_on_its_tier(self) -> ServeConfig:
-        if self.warm == "libreoffice" and self.tier != "apps":
-            raise ValueError(f"warm: libreoffice needs the apps tier (LibreOffice is there), actual tier {self.tier!r}")
+        if problem := tier_problem(self.warm, self.tier):
+            raise ValueError(problem)
         if self.warm != "desktop" and self.reset != "restore":
             raise ValueError("warm: a warm state is what reset: restore checkpoints; add --reset restore")
         return self
