@@ -148,8 +148,9 @@ class Collector:
 
     ``sink`` receives each finished :class:`EpisodeResult` (normally the dataset
     writer's ``add``); :meth:`collect` returns only an :class:`EpisodeSummary`.
-    ``lease_timeout_s`` bounds each attempt's wait for a free replica; a wait that runs out is
-    retried like a replica fault (:class:`~osgym.errors.LeaseTimeout`).
+    ``lease_timeout_s`` bounds the time an attempt waits for a free replica while the pool leases none to
+    anybody (a patient lease: a long queue that moves is waited out); a wait that runs out is retried
+    like a replica fault (:class:`~osgym.errors.LeaseTimeout`).
     """
 
     recipe: Recipe
@@ -185,7 +186,7 @@ class Collector:
         t0 = time.monotonic()
         started = utcnow()
         try:
-            with self.pool.lease(self.lease_timeout_s) as replica:
+            with self.pool.lease(self.lease_timeout_s, patient=True) as replica:
                 replica_id, host, leased = replica.id, replica.host, replica
                 traj = run_episode(replica, job.task, policy, seed=job.seed, limits=self.limits)
         except ReplicaError as exc:

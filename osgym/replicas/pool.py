@@ -351,7 +351,7 @@ class ReplicaPool:
 
     # ---- leasing ------------------------------------------------------------
     @contextlib.contextmanager
-    def lease(self, timeout: float = 30.0) -> Iterator[Replica]:
+    def lease(self, timeout: float = 30.0, *, patient: bool = False) -> Iterator[Replica]:
         """Hand out a clean replica; on exit it is discarded and replaced, on every path.
 
         A ``ReplicaError`` raised inside the block marks the replica faulted (with
@@ -363,7 +363,7 @@ class ReplicaPool:
             ReplicaOomKilled: if a process in the replica was killed at its memory limit during the
                 block: what the block did there does not stand (the kill is recorded once, as a fault).
         """
-        replica = self.acquire(timeout)
+        replica = self.acquire(timeout, patient=patient)
         try:
             yield replica
         except BaseException as exc:
@@ -374,9 +374,10 @@ class ReplicaPool:
             raise ReplicaOomKilled(f"replica {replica.id} on {replica.host}: {OOM_CAUSE} during the lease")
         self.release(replica)
 
-    def acquire(self, timeout: float = 30.0) -> Replica:
+    def acquire(self, timeout: float = 30.0, *, patient: bool = False) -> Replica:
         """Take a ready replica from the lease queue (see :meth:`lease`); leases that wait are served first come,
-        first served.
+        first served. With ``patient``, ``timeout`` bounds the time in which no lease was served, not this
+        lease's whole wait (:class:`~osgym.replicas.lease_queue.LeaseQueue`): a queue that moves is waited out.
 
         Raises:
             LeaseTimeout: if no replica is ready within ``timeout`` (a :class:`ReplicaError`, so the
@@ -392,7 +393,7 @@ class ReplicaPool:
         deadline = t0 + timeout
         skipped = False
         while True:
-            remaining = deadline - time.monotonic()
+            remaining = max(deadline, self._ready.served_at + timeout if patient else 0) - time.monotonic()
             if remaining <= 0:
                 detail = f"{self.stats.start_failures} start failures; hosts: {self.hosts_report()}"
                 if all(h.quarantined for h in self.hosts):
@@ -401,7 +402,7 @@ class ReplicaPool:
                 raise LeaseTimeout(f"no replica ready within {timeout} s in pool {self.name} ({detail})")
             # one wait for the whole remaining time: the lease queue serves waiters in arrival order, and a
             # waiter that gave up and asked again would go to the back of the line
-            replica = self._ready.get(remaining, first=skipped)
+            replica = self._ready.get(remaining, first=skipped, patient=patient)
             if self._draining:  # woken by drain(), or handed an idle replica: it stays for close() to remove
                 raise PoolError(f"pool {self.name} is draining: it leases no more replicas")
             if replica is None:

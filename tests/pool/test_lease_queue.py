@@ -77,3 +77,37 @@ def test_close_wakes_every_getter_empty_handed() -> None:
         assert not t.is_alive()
     assert sorted(got) == [(0, None), (1, None), (2, None)]
     assert q.get(10) is None  # returns at once
+
+
+def test_a_patient_getter_keeps_its_place_while_the_queue_moves_and_gives_up_once_it_stops() -> None:
+    # 6 getters with a 1 s bound; one item every 0.3 s: the last is served after ~1.8 s, past its bound,
+    # because someone was served less than 1 s before each of its waits ran out
+    timeout = 1.0
+    for patient in (True, False):
+        q: LeaseQueue[int] = LeaseQueue()
+        got: list[tuple[int, int | None]] = []
+        threads = []
+        for i in range(6):
+            t = threading.Thread(target=lambda i=i: got.append((i, q.get(timeout, patient=patient))))
+            t.start()
+            threads.append(t)
+            _until(lambda i=i: q.waiting() == i + 1)
+        for item in range(6):
+            time.sleep(0.3)
+            q.put(item)
+        for t in threads:
+            t.join(5)
+        if patient:
+            assert sorted(got) == [(i, i) for i in range(6)], "each waited its turn, none lost"
+        else:
+            assert (5, None) in got and (0, 0) in got, "an impatient getter gives up at its bound"
+        assert q.waiting() == 0
+
+    # nobody is served any more: a patient getter gives up `timeout` after the last item went out
+    q = LeaseQueue()
+    q.put(1)
+    assert q.get(0) == 1
+    t0 = time.monotonic()
+    assert q.get(timeout, patient=True) is None
+    waited = time.monotonic() - t0
+    assert timeout <= waited < timeout + 1.0 and q.waiting() == 0
