@@ -114,7 +114,7 @@ def run(args: argparse.Namespace, d: SecondDaemon, client: docker.DockerClient, 
                 time.sleep(2)  # its first paint and idle tasks, as an episode's setup waits
             warm_s = time.monotonic() - t
             before = template.screenshot().data
-            token = template.api._http.headers["Authorization"].split()[1]
+            token = template.api.headers["Authorization"].split()[1]
             template.api.close()
             cp = make_checkpoint(client, template.container.id, work / "checkpoint", token)
         emit(kind="template", tier=args.tier, warm=args.warm, ready_s=pool.stats.start_s[0], warm_s=warm_s,

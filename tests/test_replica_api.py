@@ -83,10 +83,10 @@ def test_requests_need_the_replica_token(replica: Replica) -> None:
 def test_bad_requests_get_json_4xx_and_the_server_survives(replica: Replica) -> None:
     for body in (b"{", b"[]", b'{"actions": [{"action_type": "NOPE"}]}',
                  b'{"actions": [{"action_type": "CLICK", "x": -5, "y": 1}]}'):
-        r = replica.api._http.post("/actions", content=body)
+        r = replica.api.send("POST", "/actions", content=body)
         assert r.status_code == 400, body
         assert "error" in r.json()
-    assert replica.api._http.get("/nope").status_code == 404
+    assert replica.api.send("GET", "/nope").status_code == 404
     assert replica.health()["status"] == "ok"
 
 

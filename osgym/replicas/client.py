@@ -1,11 +1,11 @@
 """``Replica``: a handle on one desktop container and its control-API client.
 
-All control traffic for a replica goes through one keep-alive ``httpx.Client``,
-over the Unix socket the container shares with the host (no network) or over a
-TCP port published on 127.0.0.1. Every answer is streamed, capped by the kind of request
-(:class:`ResponseCaps`), and must be in whole within its request's time, so a replica that
-misbehaves (or a process impersonating one) costs a replica fault, never the host's memory
-or a hung episode.
+All control traffic for a replica goes through keep-alive HTTP/1.1 connections
+(:class:`~osgym.replicas.transport.Connections`), over the Unix socket the container
+shares with the host (no network) or over a TCP port published on 127.0.0.1. Every
+answer is capped by the kind of request (:class:`ResponseCaps`), and must be in whole
+within its request's time, so a replica that misbehaves (or a process impersonating one)
+costs a replica fault, never the host's memory or a hung episode.
 
 Reads (``GET``: health, screenshot, windows, accessibility, files) that fail to
 connect are retried a few times with a short backoff (:data:`READ_RETRY`), so a
@@ -17,7 +17,10 @@ from __future__ import annotations
 
 import contextlib
 import enum
+import http.client
+import json as jsonlib
 import time
+import urllib.parse
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, get_args
@@ -29,22 +32,21 @@ from osgym.replicas.accounting import Usage
 from osgym.replicas.actions import _Action
 from osgym.replicas.execution import ExecResult, launch_as_root, run_as_root
 from osgym.replicas.observation import Observation, Window
-from osgym.replicas.transport import DEFAULT_CAPS, ResponseCaps, Transport, read_capped
+from osgym.replicas.transport import DEFAULT_CAPS, ConnectFailed, Connections, ResponseCaps, TimedOut
 from osgym.retrying import retrying
 
 
 @dataclass(frozen=True)
 class Timeouts:
-    """Finite deadlines for control traffic, in seconds (``httpx.Timeout`` semantics)."""
+    """Finite deadlines for control traffic, in seconds: ``connect`` bounds making a connection, ``read`` a
+    whole request (sending it and reading its answer) unless the call gives its own, ``health`` a health check.
+    ``write`` and ``pool`` are kept for configurations that set them; the whole-request bound covers both."""
 
     connect: float = 2.0
     read: float = 30.0
     write: float = 10.0
     pool: float = 5.0
     health: float = 2.0
-
-    def httpx(self) -> httpx.Timeout:
-        return httpx.Timeout(connect=self.connect, read=self.read, write=self.write, pool=self.pool)
 
 
 SettleMode = Literal["frames", "damage"]
@@ -77,7 +79,7 @@ IDEMPOTENT_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 
 def _never_connected(exc: BaseException) -> bool:
     """The request failed before a connection existed, so the server never saw it."""
-    return isinstance(exc, ReplicaUnreachable) and isinstance(exc.__cause__, (httpx.ConnectError, httpx.ConnectTimeout))
+    return isinstance(exc, ReplicaUnreachable) and isinstance(exc.__cause__, ConnectFailed)
 
 
 class ReplicaState(enum.Enum):
@@ -120,21 +122,18 @@ class ControlClient:
         self.read_retry = read_retry
         # The replica never compresses; asking for identity means an encoded answer is a protocol
         # error, never a small body that inflates past its cap in one decoding step.
-        headers = {"Accept-Encoding": "identity"}
+        self.headers = {"Accept-Encoding": "identity"}
+        """Headers sent with every request (the bearer token among them)."""
         if token:
-            headers["Authorization"] = f"Bearer {token}"
+            self.headers["Authorization"] = f"Bearer {token}"
         self.timeouts = timeouts
         self.caps = caps
         self._deadline: float | None = None
-        self._ends: float | None = None  # when the request in progress must be over (monotonic)
-        uds = endpoint[len("unix:"):] if endpoint.startswith("unix:") else None
-        transport = Transport(uds, lambda: self._ends, socket_owner)
-        base = "http://replica" if uds else endpoint
-        self._http = httpx.Client(base_url=base, transport=transport, headers=headers, timeout=timeouts.httpx())
+        self._conns = Connections(endpoint, socket_owner)
 
     def set_token(self, token: str) -> None:
         """Send ``token`` from now on (after the replica took it: :meth:`Replica.replace_token`)."""
-        self._http.headers["Authorization"] = f"Bearer {token}"
+        self.headers["Authorization"] = f"Bearer {token}"
 
     def __repr__(self) -> str:
         return f"ControlClient({self.endpoint!r}, token=***)"
@@ -171,38 +170,21 @@ class ControlClient:
         """
         if method.upper() not in IDEMPOTENT_METHODS:
             return self._request_once(method, path, timeout=timeout, **kw)
-        policy = self.read_retry
-        for attempt in retrying(attempts=policy.attempts, on=_never_connected, backoff_s=policy.backoff_s,
+        try:  # the first try outside the retry policy: building one costs more than the request (hot path)
+            return self._request_once(method, path, timeout=timeout, **kw)
+        except ReplicaUnreachable as exc:
+            if not _never_connected(exc) or self.read_retry.attempts < 2:
+                raise
+        policy = self.read_retry  # the rest as the policy has them: the first wait, then the backoff doubling
+        time.sleep(min(policy.backoff_s, policy.backoff_max_s))
+        for attempt in retrying(attempts=policy.attempts - 1, on=_never_connected, backoff_s=policy.backoff_s * 2,
                                 backoff_max_s=policy.backoff_max_s):
             with attempt:
                 return self._request_once(method, path, timeout=timeout, **kw)
         raise AssertionError("unreachable: retrying returns or raises")  # pragma: no cover
 
     def _request_once(self, method: str, path: str, *, timeout: float | None = None, **kw: Any) -> httpx.Response:
-        limit = self.timeouts.read if timeout is None else timeout
-        by_deadline = False
-        if self._deadline is not None:
-            left = self._deadline - time.monotonic()
-            if left <= 0:
-                raise EpisodeTimeout(f"{method} {path}: the episode's deadline passed before the request")
-            if left < limit:
-                limit, by_deadline = left, True
-        kw["timeout"] = httpx.Timeout(limit, connect=min(self.timeouts.connect, limit))
-        cap = self.caps.for_path(path)
-        self._ends = time.monotonic() + limit
-        try:
-            with self._http.stream(method, path, **kw) as streamed:
-                content = read_capped(streamed, cap, f"{method} {path} on {self.endpoint}")
-        except httpx.TimeoutException as exc:
-            if by_deadline:
-                raise EpisodeTimeout(f"{method} {path}: the episode's deadline passed during the request") from exc
-            raise ReplicaUnreachable(f"{method} {path} timed out after {limit:g} s on {self.endpoint}: {exc!r}") \
-                from exc
-        except httpx.RequestError as exc:
-            raise ReplicaUnreachable(f"{method} {path} failed on {self.endpoint}: {exc!r}") from exc
-        finally:
-            self._ends = None
-        r = httpx.Response(streamed.status_code, headers=streamed.headers, content=content, request=streamed.request)
+        r = self.send(method, path, timeout=timeout, **kw)
         if r.status_code >= 400:
             try:
                 msg = r.json().get("error", r.text)
@@ -213,12 +195,58 @@ class ControlClient:
             raise ActionFailed(f"{method} {path} -> {r.status_code}: {msg}")
         return r
 
+    def send(self, method: str, path: str, *, timeout: float | None = None, params: dict[str, Any] | None = None,
+             json: Any = None, content: bytes | None = None, headers: dict[str, str] | None = None) -> httpx.Response:
+        """One exchange, its answer whatever its status (:meth:`request` turns a 4xx or 5xx into an error): the
+        answer capped by :attr:`caps` for its path, the whole exchange within ``timeout`` (else the read
+        timeout) and within :meth:`deadline`.
+
+        Raises:
+            ReplicaUnreachable: the replica did not answer, or not in time.
+            ResponseTooLarge: the answer is larger than its cap, or encoded.
+            EpisodeTimeout: within :meth:`deadline`, the deadline passed first.
+        """
+        method = method.upper()
+        limit = self.timeouts.read if timeout is None else timeout
+        by_deadline = False
+        if self._deadline is not None:
+            left = self._deadline - time.monotonic()
+            if left <= 0:
+                raise EpisodeTimeout(f"{method} {path}: the episode's deadline passed before the request")
+            if left < limit:
+                limit, by_deadline = left, True
+        sent = dict(self.headers)
+        if headers:
+            sent.update(headers)
+        body = content
+        if json is not None:
+            body = jsonlib.dumps(json).encode()
+            sent.setdefault("Content-Type", "application/json")
+        target = f"{path}?{urllib.parse.urlencode(params)}" if params else path
+        what = f"{method} {path} on {self.endpoint}"
+        try:
+            answer = self._conns.exchange(method, target, body, sent, limit=limit,
+                                          connect_limit=min(self.timeouts.connect, limit),
+                                          cap=self.caps.for_path(path), what=what)
+        except TimedOut as exc:
+            if by_deadline:
+                raise EpisodeTimeout(f"{method} {path}: the episode's deadline passed during the request") from exc
+            raise ReplicaUnreachable(f"{method} {path} timed out after {limit:g} s on {self.endpoint}: {exc}") \
+                from exc
+        except (ConnectFailed, OSError, http.client.HTTPException) as exc:
+            if isinstance(exc, ReplicaUnreachable):  # the socket is not the replica's: refused before sending
+                raise
+            raise ReplicaUnreachable(f"{method} {path} failed on {self.endpoint}: {exc!r}") from exc
+        return httpx.Response(answer.status, headers=answer.headers, content=answer.content)
+
     @property
     def is_closed(self) -> bool:
-        return self._http.is_closed
+        """Whether no connection is kept open."""
+        return self._conns.kept() == 0
 
     def close(self) -> None:
-        self._http.close()
+        """Close the kept connections (idempotent); a later request connects anew."""
+        self._conns.close()
 
 
 def _window_request(title: str, timeout: float, strict: bool | None, by_class: bool | None) -> dict[str, Any]:
@@ -480,5 +508,5 @@ class Replica:
         The client is closed whatever the state says: the pool marks a released replica CLOSED
         before it discards it, and a state check here left that replica's socket open.
         """
-        self.api.close()  # httpx's close is idempotent
+        self.api.close()  # idempotent
         self.state = ReplicaState.CLOSED

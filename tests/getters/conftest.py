@@ -59,7 +59,7 @@ def run_osworld_getters(ref: OSWorld, replica: Replica, calls: list[tuple[str, s
     ``active_url``: what OSWorld's address-bar reader returns (it reads Google Chrome's accessibility tree)."""
     assert replica.api.endpoint.startswith("unix:"), replica.api.endpoint
     request = {"socket": replica.api.endpoint[len("unix:"):],
-               "token": replica.api._http.headers.get("Authorization", ""),
+               "token": replica.api.headers.get("Authorization", ""),
                "calls": [{"module": m, "func": f, "config": c, **({"active_url": active_url} if active_url else {})}
                          for m, f, c in calls]}
     proc = subprocess.run([str(ref.python), str(RUNNER)], input=json.dumps(request), capture_output=True, text=True,

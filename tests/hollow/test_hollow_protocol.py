@@ -45,7 +45,7 @@ def hollow(hollow_server: tuple[HollowHost, Path]) -> tuple[str, str]:
 def real(image: str, docker_client: docker.DockerClient) -> Iterator[tuple[str, str]]:
     """A real replica's socket and token."""
     with held_replica(image, docker_client, "hollow-ref", screen=SCREEN) as replica:
-        yield replica.api.endpoint[len("unix:"):], replica.api._http.headers["Authorization"].split(" ", 1)[1]
+        yield replica.api.endpoint[len("unix:"):], replica.api.headers["Authorization"].split(" ", 1)[1]
 
 
 def exchange(path: str, raw: bytes, timeout: float = 10.0) -> tuple[int, dict[str, str], bytes, bool]:

@@ -105,7 +105,7 @@ def test_clones_of_a_checkpoint_answer_look_like_it_and_share_nothing(  # type: 
             before = template.screenshot().data
             merging = {name for name, v in merge_any(template.container.id).items() if v == "yes"}
             assert "Xvfb" in merging or not Path("/proc/self/ksm_stat").exists()  # Linux 6.4+
-            token = template.api._http.headers["Authorization"].split()[1]  # what the pool gave it
+            token = template.api.headers["Authorization"].split()[1]  # what the pool gave it
             template.api.close()  # CRIU cannot dump a connection whose peer is on the host
             cp = make_checkpoint(client, template.container.id, tmp_path / "checkpoint", token)
         assert cp.size_bytes() > 1 << 20

@@ -110,7 +110,7 @@ def test_compat_mode_serves_tokenless_on_its_own_loopback_address_and_sudo_works
     with pool.lease() as a, pool.lease() as b:
         for r in (a, b):
             assert r.api.endpoint.startswith("http://127.0.") and r.api.endpoint.endswith(":5000")
-            assert "Authorization" not in r.api._http.headers
+            assert "Authorization" not in r.api.headers
             assert r.health()["status"] == "ok"
         assert a.api.endpoint != b.api.endpoint
         res = a.execute("echo password | sudo -S -p '' id -u", shell=True, timeout=20)

@@ -127,7 +127,7 @@ REQUESTS = st.one_of(
 @given(request=REQUESTS)
 def test_malformed_requests_get_a_json_4xx(shared_replica: Replica, request: tuple[str, str, bytes]) -> None:
     method, path, body = request
-    r = shared_replica.api._http.request(method, path, content=body, headers={"Content-Type": "application/json"})
+    r = shared_replica.api.send(method, path, content=body, headers={"Content-Type": "application/json"})
     assert 400 <= r.status_code < 500, (method, path, body[:200], r.status_code, r.text[:300])
     assert "error" in r.json()
 
@@ -141,6 +141,6 @@ def test_null_optional_fields_mean_absent(shared_replica: Replica) -> None:
     body = {"actions": [{"action_type": "SCROLL", "dx": 1, "dy": None, "x": None, "y": None},
                         {"action_type": "CLICK", "x": 5, "y": 5, "button": None, "num_clicks": None},
                         {"action_type": "WAIT", "seconds": 0}]}
-    r = shared_replica.api._http.post("/actions", json=body)
+    r = shared_replica.api.send("POST", "/actions", json=body)
     assert r.status_code == 200, r.text
     assert r.json()["performed"] == 3

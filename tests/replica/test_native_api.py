@@ -157,7 +157,7 @@ def test_recording_produces_an_mp4(shared_replica: Replica) -> None:
 
 def _raw(replica: Replica, request: bytes) -> tuple[int, bytes]:
     """Send raw bytes to the replica's Unix socket and return (status, body)."""
-    token = replica.api._http.headers["Authorization"].encode()
+    token = replica.api.headers["Authorization"].encode()
     request = request.replace(b"AUTH", token)
     sock_path = replica.api.endpoint[len("unix:"):]
     with socket.socket(socket.AF_UNIX) as s:
@@ -208,7 +208,7 @@ def test_desktop_tier_says_it_has_no_wallpaper_and_xterm_no_terminal_text(shared
 
 
 def test_token_is_replaced_and_the_old_one_refused(replica: Replica) -> None:
-    old_token = replica.api._http.headers["Authorization"].split()[1]  # the one the pool gave it
+    old_token = replica.api.headers["Authorization"].split()[1]  # the one the pool gave it
     for bad in ("short", "x" * 257, "has a space in it, twenty-four+", "é" * 30):
         with pytest.raises(RequestRejected, match="400"):
             replica.replace_token(bad)

@@ -22,7 +22,7 @@ from osgym.replicas.client import READ_RETRY, ControlClient, ReadRetry, Replica
 
 
 def _fresh_client(replica: Replica) -> ControlClient:
-    token = replica.api._http.headers["Authorization"].removeprefix("Bearer ")
+    token = replica.api.headers["Authorization"].removeprefix("Bearer ")
     return ControlClient(replica.api.endpoint, token, replica.api.timeouts)
 
 
@@ -81,7 +81,7 @@ def test_an_action_is_not_retried(replica: Replica) -> None:
     target = {"x": (before[0] + 97) % 1000 + 10, "y": (before[1] + 53) % 700 + 10}
     # a retry policy whose first backoff is 20 s: a retried request could not fail in less, however loaded the
     # machine, and the socket is back long before it would try again
-    token = replica.api._http.headers["Authorization"].removeprefix("Bearer ")
+    token = replica.api.headers["Authorization"].removeprefix("Bearer ")
     client = ControlClient(replica.api.endpoint, token, replica.api.timeouts,
                            read_retry=ReadRetry(attempts=3, backoff_s=20.0, backoff_max_s=20.0))
     try:

@@ -131,7 +131,7 @@ def _with_paths(code: str) -> str:
 
 
 def _token(replica: Replica) -> str:
-    return str(replica.api._http.headers["Authorization"]).split()[1]
+    return str(replica.api.headers["Authorization"]).split()[1]
 
 
 def _assert_genuine(replica: Replica) -> None:
@@ -354,6 +354,7 @@ def _prepare(rdir: Path, token: str) -> Callable[[], str]:
 
 
 def _health(sock: Path, token: str) -> Callable[[], str]:
+    import httpcore  # noqa: F401 - httpx loads its transport's package lazily; the child's uid cannot read it
     import httpx
 
     def run() -> str:

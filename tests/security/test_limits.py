@@ -119,7 +119,7 @@ def test_an_unauthorized_64_mib_body_is_refused_on_its_headers(limits_replica: R
 
 
 def test_an_authorized_body_larger_than_its_route_takes_is_refused_unread(limits_replica: Replica) -> None:
-    token = limits_replica.api._http.headers["Authorization"].encode()
+    token = limits_replica.api.headers["Authorization"].encode()
     with socket.socket(socket.AF_UNIX) as s:
         s.settimeout(5)
         s.connect(_sock_path(limits_replica))

@@ -345,7 +345,7 @@ def test_no_key_in_the_store_the_card_or_prefects_records(
 def test_a_tcp_replicas_token_is_not_in_its_environment(make_pool: Callable[..., ReplicaPool]) -> None:
     pool = make_pool(1, transport="tcp")
     with pool.lease() as r:
-        token = str(r.api._http.headers["Authorization"]).removeprefix("Bearer ")
+        token = str(r.api.headers["Authorization"]).removeprefix("Bearer ")
         assert len(token) > 20
         info = r.container.client.api.inspect_container(r.container.id)
         assert token not in json.dumps(info) and not any(e.startswith("OSGYM_TOKEN=") for e in info["Config"]["Env"])
