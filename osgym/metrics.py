@@ -151,6 +151,13 @@ class Metrics:
         self.pool_events = Counter(POOL_EVENTS, "The pool's replica lifecycle events, by kind.", ["kind"],
                                    registry=self.registry)
 
+    def declare(self, *, outcomes: Iterable[str] = (), event_kinds: Iterable[str] = ()) -> None:
+        """Show these label values at 0 until they happen (Prometheus' ``rate`` needs a series to exist)."""
+        for outcome in outcomes:
+            self.episodes.labels(outcome)
+        for kind in event_kinds:
+            self.pool_events.labels(kind)
+
     def watch(self, source: Callable[[], Snapshot] | None) -> None:
         """Read the gauges from ``source`` at each scrape (None: zeros, as when the pool is gone)."""
         self._gauges.source = source

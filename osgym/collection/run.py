@@ -35,10 +35,10 @@ from osgym.collection.collector import (
 )
 from osgym.collection.recipe import Recipe, load_recipe
 from osgym.dataset import DatasetWriter, write_sidecar
-from osgym.episodes.trajectory import EpisodeResult
+from osgym.episodes.trajectory import TERMINATIONS, EpisodeResult
 from osgym.metrics import Metrics, Snapshot
 from osgym.replicas import cost, images
-from osgym.replicas.events import events_table
+from osgym.replicas.events import EVENT_KINDS, events_table
 from osgym.replicas.hollow import HOLLOW, HOLLOW_IMAGE
 from osgym.replicas.pool import PoolEvent, ReplicaPool, limits_for
 from osgym.replicas.warm import warm_state_for
@@ -174,6 +174,8 @@ class Collection:
         self.on_event = on_event
         self.profile = profile
         self.metrics = metrics
+        if metrics is not None:
+            metrics.declare(outcomes=TERMINATIONS, event_kinds=EVENT_KINDS)
         self.counts = Counts()
         self.skipped = 0
         self.pending = 0

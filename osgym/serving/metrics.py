@@ -17,7 +17,9 @@ from __future__ import annotations
 from fastapi import FastAPI, Response
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
+from osgym.episodes.trajectory import TERMINATIONS
 from osgym.metrics import Metrics, Snapshot
+from osgym.replicas.events import EVENT_KINDS
 from osgym.serving.sessions import Session, SessionManager
 
 __all__ = ["METRICS_PATH", "metrics_route", "watch_server"]
@@ -41,6 +43,7 @@ def watch_server(manager: SessionManager, metrics: Metrics | None = None) -> Met
         t = session.trajectory
         metrics.episode(t.termination, t.error_class)
 
+    metrics.declare(outcomes=TERMINATIONS, event_kinds=EVENT_KINDS)
     metrics.watch(snapshot)
     manager.step_hooks.append(step)
     manager.end_hooks.append(ended)
