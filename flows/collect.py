@@ -17,6 +17,7 @@ Prefect's history, is the ledger of record.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Sequence
 from typing import Any
 from uuid import UUID
@@ -31,6 +32,7 @@ from flows.report import publish_report_artifacts
 from osgym.collection import Collection, EpisodeCallback, EventCallback, Executor
 from osgym.collection.collector import Collector, EpisodeJob, EpisodeSummary
 from osgym.collection.recipe import Recipe
+from osgym.metrics import Metrics, exposition
 from tasks.episode import run_episode_task, run_episodes_task
 
 MAX_EPISODES_PER_TASK = 10
@@ -117,6 +119,7 @@ def collect(
     shards: int = 1,
     on_episode: EpisodeCallback | None = None,
     on_event: EventCallback | None = None,
+    metrics_port: int | None = None,
 ) -> dict[str, Any]:
     """Collect the episodes a recipe asks for into its store; returns the run's summary.
 
@@ -129,11 +132,17 @@ def collect(
         on_episode: for in-process callers only (deployments leave it unset): called with each
             finished episode's summary.
         on_event: likewise, called with each replica lifecycle event, from the pool's threads.
+        metrics_port: serve the run's Prometheus metrics (:mod:`osgym.metrics`) on ``127.0.0.1:metrics_port``
+            while it lasts.
     """
+    metrics = Metrics() if metrics_port is not None else None
     run = Collection(recipe, run_id=run_id, shard=shard, shards=shards, on_episode=on_episode,
-                     on_event=on_event)  # fails on a bad recipe before any replica starts
+                     on_event=on_event, metrics=metrics)  # fails on a bad recipe before any replica starts
     progress = create_progress_artifact(0.0, key="collect-progress", description=f"osgym collect {run.run_id}")
-    summary = run.run(run_as_subflows(progress))
+    with contextlib.ExitStack() as stack:
+        if metrics is not None and metrics_port is not None:
+            print(f"metrics: {stack.enter_context(exposition(metrics, metrics_port)).url}")
+        summary = run.run(run_as_subflows(progress))
     if run.part is None:  # a shard's data becomes readable only once the parts are merged
         publish_report_artifacts(run.recipe.store, run.recipe.dataset_name)
     create_markdown_artifact(
@@ -154,9 +163,10 @@ def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(prog="python -m flows.collect", description=main.__doc__)
     ap.add_argument("recipe", help="recipe YAML, e.g. datasets/smoke.yaml")
     ap.add_argument("--run-id", help="resume or name this run")
+    ap.add_argument("--metrics-port", type=int, help="serve Prometheus metrics on 127.0.0.1:PORT while the run lasts")
     args = ap.parse_args(argv)
     try:
-        summary = collect(args.recipe, run_id=args.run_id)
+        summary = collect(args.recipe, run_id=args.run_id, metrics_port=args.metrics_port)
     except OsgymError as exc:
         raise SystemExit(f"error: {exc}") from exc
     print_run(summary)

@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import io
+import socket
 import threading
 from pathlib import Path
 
 import duckdb
+import httpx
 from PIL import Image
+from prometheus_client.parser import text_string_to_metric_families
 
 from flows import collect as collect_mod
 from osgym.analysis import analytics
+from osgym.collection.collector import EpisodeSummary
 from osgym.replicas.pool import PoolEvent
 
 
@@ -22,8 +26,22 @@ def _recipe(tmp_path: Path, **kw: object) -> dict:
 
 def test_flow_collects_every_task_into_parquet_read_by_duckdb(tmp_path: Path) -> None:
     seen: list[str] = []
-    summary = collect_mod.collect(_recipe(tmp_path), on_episode=lambda s: seen.append(s.task_id))
+    scraped: list[str] = []
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+
+    def on_episode(summary: EpisodeSummary) -> None:
+        seen.append(summary.task_id)
+        scraped.append(httpx.get(f"http://127.0.0.1:{port}/metrics", timeout=10).text)
+
+    summary = collect_mod.collect(_recipe(tmp_path), on_episode=on_episode, metrics_port=port)
     assert summary["episodes"] == 3 and summary["success"] == 3
+    # the run's Prometheus metrics, while it ran: the third episode counted once the writer took it
+    last = {(m.name, tuple(m.labels.items())): m.value for f in text_string_to_metric_families(scraped[-1])
+            for m in f.samples}
+    assert last[("osgym_episodes_total", (("outcome", "done"),))] == 3
+    assert last[("osgym_pool_events_total", (("kind", "leased"),))] == last[("osgym_lease_wait_seconds_count", ())] == 3
     assert sorted(seen) == ["editor-save-text", "terminal-create-file", "terminal-rename-file"]
 
     root = tmp_path / "data" / "flowtest"
@@ -45,6 +63,8 @@ def test_flow_collects_every_task_into_parquet_read_by_duckdb(tmp_path: Path) ->
     events = duckdb.sql(f"select event, count(*) from read_parquet('{root}/pool_events/*/*.parquet') group by 1")
     counts = dict(events.fetchall())
     assert counts["leased"] == 3 and counts["ready"] >= 3 and counts["removed"] >= 3
+    waits = duckdb.sql(f"select elapsed_s from read_parquet('{root}/pool_events/*/*.parquet') where event = 'leased'")
+    assert all(w is not None and w >= 0 for (w,) in waits.fetchall())  # each lease's wait, as the metrics saw it
 
     con2 = analytics.connect(str(tmp_path / "data"), "flowtest")
     summ = analytics.summary(con2)

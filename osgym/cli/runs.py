@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from osgym.cli._app import _docker, _fail, _plan_profile, _require_dataset, app, command_group, console, err
 from osgym.errors import ConfigError, OsgymError
+
+if TYPE_CHECKING:
+    from osgym.collection import Collection
+    from osgym.collection.recipe import Recipe
 
 
 @app.command()
@@ -22,6 +27,11 @@ def collect(
     report: Annotated[bool, typer.Option(help="print the report at the end")] = True,
     plan_from_run: Annotated[str | None, typer.Option(
         help="admit replicas by the profile this earlier run (in the recipe's store) measured")] = None,
+    metrics_port: Annotated[int | None, typer.Option(
+        help="serve Prometheus metrics at http://HOST:PORT/metrics while the run lasts (README, \"Metrics\")")] = None,
+    metrics_host: Annotated[str, typer.Option(
+        help="address of --metrics-port; the endpoint has no token: keep it on loopback or a private network")
+    ] = "127.0.0.1",
 ) -> None:
     """Collect a dataset in this process (no Prefect), then print its report.
 
@@ -29,16 +39,31 @@ def collect(
     """
     from osgym.collection import Collection
     from osgym.collection.recipe import load_recipe
+    from osgym.metrics import Metrics, exposition
 
     try:
         rec = load_recipe(recipe, store=store, episodes=episodes, replicas=replicas)
         profile = _plan_profile(rec.store, plan_from_run, None) if plan_from_run else None
-        run = Collection(rec, run_id=run_id, profile=profile)  # unknown suites or tasks fail here, before Docker
+        metrics = Metrics() if metrics_port is not None else None
+        run = Collection(rec, run_id=run_id, profile=profile, metrics=metrics)  # bad suites or tasks fail here
     except OsgymError as exc:
         raise _fail(exc) from exc
     for refusal in run.refused:  # on_refused: skip; under fail, Collection has raised with the list
         err.print(f"skipped task file {refusal}", markup=False, highlight=False)
     _docker()
+    with contextlib.ExitStack() as stack:
+        if metrics is not None and metrics_port is not None:
+            try:
+                where = stack.enter_context(exposition(metrics, metrics_port, metrics_host))
+            except OsgymError as exc:
+                raise _fail(exc) from exc
+            err.print(f"metrics: {where.url}", markup=False, highlight=False)
+        summary = _collect_with_progress(run, rec)
+    print_run(summary, report=report)
+
+
+def _collect_with_progress(run: Collection, rec: Recipe) -> dict[str, Any]:
+    """Run ``run`` under a progress bar; returns its summary."""
     counts = {"ok": 0, "failed": 0, "retried": 0, "ready": 0}
     with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
                   TextColumn("{task.fields[detail]}"), TimeElapsedColumn(), console=console) as progress:
@@ -70,7 +95,7 @@ def collect(
         except OsgymError as exc:
             raise _fail(exc) from exc
         progress.update(bar, completed=rec.episodes)
-    print_run(summary, report=report)
+    return summary
 
 
 @app.command()

@@ -35,8 +35,10 @@ from osgym.collection.collector import (
 )
 from osgym.collection.recipe import Recipe, load_recipe
 from osgym.dataset import DatasetWriter, write_sidecar
+from osgym.episodes.trajectory import TERMINATIONS, EpisodeResult
+from osgym.metrics import Metrics, Snapshot
 from osgym.replicas import cost, images
-from osgym.replicas.events import events_table
+from osgym.replicas.events import EVENT_KINDS, events_table
 from osgym.replicas.hollow import HOLLOW, HOLLOW_IMAGE
 from osgym.replicas.pool import PoolEvent, ReplicaPool, limits_for
 from osgym.replicas.warm import warm_state_for
@@ -135,6 +137,8 @@ class Collection:
         profile: what one replica uses, measured by an earlier run (:func:`osgym.analysis.profile.measured_profile`);
             the pool admits as many replicas as the cost model's density for it allows (default:
             :data:`osgym.replicas.cost.DEFAULT_PROFILE`).
+        metrics: Prometheus metrics (:mod:`osgym.metrics`) the run feeds: its pool's replicas, leases and events
+            while it lasts, and each episode the writer takes (outcome, infra error, steps' times).
 
     Raises:
         ConfigError: if the recipe is invalid, names tasks its suite does not have, names task files
@@ -155,6 +159,7 @@ class Collection:
         on_episode: EpisodeCallback | None = None,
         on_event: EventCallback | None = None,
         profile: cost.Profile | None = None,
+        metrics: Metrics | None = None,
     ) -> None:
         self.recipe = recipe if isinstance(recipe, Recipe) else load_recipe(recipe)
         self.settings = settings()
@@ -168,6 +173,9 @@ class Collection:
         self.on_episode = on_episode
         self.on_event = on_event
         self.profile = profile
+        self.metrics = metrics
+        if metrics is not None:
+            metrics.declare(outcomes=TERMINATIONS, event_kinds=EVENT_KINDS)
         self.counts = Counts()
         self.skipped = 0
         self.pending = 0
@@ -234,15 +242,17 @@ class Collection:
                              limits=limits_for(rec.tier), profile=self.profile, reset=rec.reset,
                              warm=warm_state_for((j.task.related_apps for j in self.jobs), rec.tier)
                              if rec.warm == "auto" else rec.warm,
-                             on_event=self.on_event, run_id=self.run_id) as pool:
+                             on_event=self._event, run_id=self.run_id) as pool:
                 self._pool, stats = pool, pool.stats
-                sink = _OnOneThread(writer.add, f"write-{self.run_id}")
+                self._watch(pool)
+                sink = _OnOneThread(self._writing(writer.add), f"write-{self.run_id}")
                 self._collector = Collector(rec, pool, image, sink=sink, prices=self.prices)
                 try:
                     for start in range(0, len(todo), rec.batch_size):
                         execute(self, todo[start:start + rec.batch_size], self._done)
                 finally:
                     self._pool = self._collector = None
+                    self._watch(None)
                     sink.close()
                     pool.close()  # first, so the events hold every replica's removal and lifetime usage
                     write_sidecar(rec.store, rec.dataset_name, "pool_events", self.run_id,
@@ -256,6 +266,30 @@ class Collection:
                 "refused_task_files": [str(r) for r in self.refused],
                 "manifest_episodes": manifest.episodes, "elapsed_s": round(elapsed, 1),
                 "episodes_per_min": round(60 * n / elapsed, 2) if elapsed else None}
+
+    def _event(self, event: PoolEvent) -> None:
+        if self.metrics is not None:
+            self.metrics.pool_event(event)
+        if self.on_event is not None:
+            self.on_event(event)
+
+    def _watch(self, pool: ReplicaPool | None) -> None:
+        if self.metrics is not None:
+            self.metrics.watch(None if pool is None else
+                               lambda: Snapshot.of(pool.registry.by_state(), lease_queue=pool.waiting))
+
+    def _writing(self, add: Callable[[EpisodeResult], None]) -> Callable[[EpisodeResult], None]:
+        """``add``, then each episode it took counted in the metrics (with its steps' environment times)."""
+        metrics = self.metrics
+        if metrics is None:
+            return add
+
+        def add_and_count(result: EpisodeResult) -> None:
+            add(result)
+            t = result.trajectory
+            metrics.episode(t.termination, t.error_class, [s.env_ms / 1000 for s in t.steps])
+
+        return add_and_count
 
     def _done(self, summary: EpisodeSummary) -> None:
         self.counts.add(summary)

@@ -36,7 +36,8 @@ class PoolEvent:
         host: name of the Docker host.
         event: one of :data:`EVENT_KINDS`.
         cause: why (a fault's error class and message, "reset", "oom", ...), if any.
-        elapsed_s: for ``ready``, seconds from the start request to ready.
+        elapsed_s: for ``ready``, seconds from the start request to ready; for ``leased``, seconds the lease
+            waited for a ready replica; for ``checkpointed``, seconds the checkpoint took.
         usage: for ``removed``, what the replica used over its lifetime (from its cgroup), if readable.
     """
 
@@ -74,11 +75,38 @@ class EventRecorder:
                elapsed_s: float | None = None, usage: Usage | None = None) -> PoolEvent:
         """Keep one event, stamped now, and hand it to the sink; returns it."""
         ev = PoolEvent(time.time(), self.pool, replica_id, host, event, cause, elapsed_s, usage)
-        with self._lock:
+        with self._lock:  # the sink read with the append: see :meth:`chain`
             self.events.append(ev)
-        if self.sink is not None:
-            self.sink(ev)
+            sink = self.sink
+        if sink is not None:
+            sink(ev)
         return ev
+
+    def chain(self, first: Callable[[PoolEvent], None]) -> list[PoolEvent]:
+        """From now on hand every event to ``first``, then to the sink there was; returns the events so far.
+
+        Each event is either in the list returned or handed to ``first``, never both: a late subscriber (a
+        server's metrics, after its pool started) misses none and counts none twice.
+
+        >>> rec = EventRecorder("p")
+        >>> _ = rec.record("created", "r1")
+        >>> seen = []
+        >>> [e.event for e in rec.chain(seen.append)]
+        ['created']
+        >>> _ = rec.record("ready", "r1")
+        >>> [e.event for e in seen]
+        ['ready']
+        """
+        with self._lock:
+            rest = self.sink
+
+            def both(ev: PoolEvent) -> None:
+                first(ev)
+                if rest is not None:
+                    rest(ev)
+
+            self.sink = both
+            return list(self.events)
 
     def replica(self, replica: Replica, event: str, cause: str | None = None, elapsed_s: float | None = None,
                 usage: Usage | None = None) -> PoolEvent:

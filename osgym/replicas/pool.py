@@ -415,11 +415,11 @@ class ReplicaPool:
                     continue
                 replica.state = ReplicaState.LEASED
                 self.stats.leased += 1
-                self.stats.acquire_s.append(time.monotonic() - t0)
+                self.stats.acquire_s.append(waited := time.monotonic() - t0)
             replica.usage = None
             self.accountant.lease_started(replica.id)
             self.health.oom.lease_started(replica)
-            self.recorder.replica(replica, "leased")
+            self.recorder.replica(replica, "leased", elapsed_s=waited)
             self.provisioner.mark_leased(replica)
             return replica
 

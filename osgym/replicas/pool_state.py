@@ -9,6 +9,7 @@ along with its :class:`~osgym.replicas.events.EventRecorder` and its lease queue
 
 from __future__ import annotations
 
+import collections
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -80,6 +81,16 @@ class ReplicaRegistry:
         """The registered replicas now (starting, ready, leased or being given back)."""
         with self.lock:
             return list(self._replicas.values())
+
+    def by_state(self) -> dict[str, int]:
+        """How many replicas are in each state (``ReplicaState`` values; the states with none left out), a slot
+        whose start has no container yet as ``starting``; given-back replicas count until they are removed."""
+        with self.lock:
+            counts = collections.Counter(r.state.value for r in self._replicas.values())
+            alive = counts["starting"] + counts["ready"] + counts["leased"]
+            if self.slots > alive:
+                counts["starting"] += self.slots - alive
+            return {state: n for state, n in counts.items() if n}
 
     def host_of(self, replica_id: str) -> DockerHost | None:
         """The host a registered replica runs on."""

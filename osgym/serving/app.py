@@ -16,7 +16,8 @@ the operator's limit); ``finish()`` or ``call_user()`` evaluates the task and ``
 The native API, under ``/v1``: ``POST /v1/sessions`` (a task file, or a built-in suite and seed;
 observation options), ``POST /v1/sessions/{id}/step`` (typed computer_13 actions, or text in any
 registered action format), ``GET /v1/sessions/{id}/observation``, ``DELETE /v1/sessions/{id}``,
-``GET /v1/formats`` and ``GET /v1/health`` (the only route without a token).
+``GET /v1/formats`` and ``GET /v1/health`` (the only route without a token); ``GET /metrics``, the server's
+Prometheus metrics (:mod:`osgym.serving.metrics`).
 
 The live view (:mod:`osgym.serving.liveview`): ``POST /v1/sessions/{id}/view`` issues a view token
 to the session's owner; ``GET /view/{token}/...`` serves noVNC under that token (a browser sends no
@@ -63,6 +64,7 @@ from osgym.serving.body_cap import BodyCap
 from osgym.serving.client_task import load_client_task
 from osgym.serving.limits import OSGYM_OBSERVATION, ObservationOptions
 from osgym.serving.liveview import LiveViews, ViewUnavailable, relay, vnc_socket_of
+from osgym.serving.metrics import metrics_route
 from osgym.serving.sessions import SessionLimit, SessionManager, SessionNotFound
 from osgym.suites import generate
 
@@ -281,6 +283,7 @@ def create_app(manager: SessionManager, access: Access, views: LiveViews | None 
         manager.close(who, session_id)
         return {"session_id": session_id}
 
+    metrics_route(app, manager)  # GET /metrics: Prometheus' text format, with a token (osgym.serving.metrics)
     if views is not None:
         _view_routes(app, manager, views, owner)
     app.add_middleware(BodyCap, max_bytes=MAX_BODY_BYTES)

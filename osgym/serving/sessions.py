@@ -131,6 +131,8 @@ class SessionManager:
         self.sink_errors: list[str] = []
         self.end_hooks: list[Callable[[Session], None]] = []
         """Called with each session as it ends, before its replica is given back (the live views' revocation)."""
+        self.step_hooks: list[Callable[[Session, float], None]] = []
+        """Called with each session and the seconds its step took, after a step that returned (the metrics)."""
         self.parking = None if limits.park_after_s is None else IdleParking(pool, limits.park_after_s,
                                                                             limits.park_mib, clock)
         if self.parking is not None:
@@ -234,10 +236,14 @@ class SessionManager:
         with session.lock:
             if session.ended:
                 raise SessionNotFound(f"no session {session_id}: it ended")
+            t0 = time.perf_counter()
             try:
-                return self._step(session, list(actions))
+                out = self._step(session, list(actions))
             finally:
                 session.last_seen = session.answered_at = self.clock()
+            for hook in self.step_hooks:
+                hook(session, time.perf_counter() - t0)
+            return out
 
     def _step(self, session: Session, actions: list[Action]) -> StepOutcome:
         types = [a.action_type for a in actions]
