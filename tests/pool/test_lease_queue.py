@@ -88,10 +88,11 @@ def test_a_patient_getter_keeps_its_place_while_the_queue_moves_and_gives_up_onc
         got: list[tuple[int, int | None]] = []
         threads = []
         for i in range(6):
-            t = threading.Thread(target=lambda i=i: got.append((i, q.get(timeout, patient=patient))))
+            t = threading.Thread(target=lambda i=i, q=q, got=got, patient=patient:
+                                 got.append((i, q.get(timeout, patient=patient))))
             t.start()
             threads.append(t)
-            _until(lambda i=i: q.waiting() == i + 1)
+            _until(lambda i=i, q=q: q.waiting() == i + 1)
         for item in range(6):
             time.sleep(0.3)
             q.put(item)
