@@ -196,6 +196,11 @@ def measure(args: argparse.Namespace, tmp: Path, screen: tuple[int, int], server
     else:
         db_bytes = sum(p.stat().st_size for p in server.home.glob("prefect.db*"))
 
+    import duckdb  # episodes stored as a replica fault: lost to the replicas (or to a lease wait), not run
+
+    faults = duckdb.sql(f"select count(*) from read_parquet('{tmp}/data/fleet/episodes/*/*.parquet') "
+                        "where error_class = 'replica_fault'").fetchall()[0]
+
     def per_episode(seconds: float) -> float:
         return round(1000 * seconds / max(n, 1), 2)
 
@@ -211,6 +216,7 @@ def measure(args: argparse.Namespace, tmp: Path, screen: tuple[int, int], server
             "flow_rss_mib_every_1000": by_1000,
             "db_mib": round(db_bytes / 2**20, 1), "db_mib_per_1000_episodes": round(db_bytes / 2**20 / n * 1000, 2),
             "success": summary["success"], "errors": summary["errors"], "retried": summary["retried"],
+            "replica_faults": faults[0] if faults else None,
             "load_start": [round(x, 2) for x in load0], "load_end": [round(x, 2) for x in os.getloadavg()],
             "cores": os.cpu_count()}
 
