@@ -39,6 +39,10 @@ CRIU_RUNTIME = "runc-criu"
 """The runtime name under which dockerd knows osgym's runc wrapper (``/opt/osgym/criu/bin/runc-criu``)."""
 RUNC_CRIU = Path(os.environ.get("OSGYM_CRIU_PREFIX", "/opt/osgym/criu")) / "bin" / "runc-criu"
 """The runc wrapper ``make criu`` installs (scripts/criu/runc-criu), registered with dockerd as :data:`CRIU_RUNTIME`."""
+RESTORE_TIMEOUT_S = 30
+"""How long CRIU may take to restore a clone (0.5-1.2 s here; minutes when a checkpoint's pages were damaged)."""
+RESTORE_TIMEOUT_ENV = "OSGYM_RESTORE_TIMEOUT_S"
+"""The clone's environment variable through which the runtime wrapper (scripts/criu/runc-criu) learns the bound."""
 CHECKPOINT_NAME = "warm"
 """The checkpoint's name inside its directory (Docker keeps each under ``<dir>/<name>``)."""
 CRIU_LOGS = Path(os.environ.get("OSGYM_CRIU_LOGS", "/var/log/osgym-criu"))
@@ -166,11 +170,13 @@ class Restored:
 
 
 def restore(client: docker.DockerClient, checkpoint: Checkpoint, *, name: str, labels: dict[str, str],
-            run_dir: Path | None = None) -> Restored:
+            run_dir: Path | None = None, time_limit_s: int = RESTORE_TIMEOUT_S) -> Restored:
     """Create the container ``name`` from ``checkpoint`` and start it from the checkpoint.
 
     ``labels`` replace the template's (a clone is its own replica); ``run_dir`` is the clone's control
     directory, bound where the template's was, where its socket appears as ``control.sock`` when this returns.
+    CRIU's restore is stopped after ``time_limit_s`` (by the runtime wrapper, which reads it from the clone's
+    environment), and the restore fails.
 
     Raises:
         CheckpointError: if the container cannot be created or CRIU's restore fails (the container is removed).
@@ -183,7 +189,8 @@ def restore(client: docker.DockerClient, checkpoint: Checkpoint, *, name: str, l
     t0 = time.monotonic()
     try:
         cid = api.create_container(checkpoint.image, name=name, detach=True, hostname=checkpoint.create["hostname"],
-                                   environment=checkpoint.create["environment"], labels=labels,
+                                   environment=[*checkpoint.create["environment"],
+                                                f"{RESTORE_TIMEOUT_ENV}={int(time_limit_s)}"], labels=labels,
                                    host_config=host_config)["Id"]
     except docker.errors.APIError as exc:
         raise CheckpointError(f"creating the clone {name} failed: {exc}") from exc

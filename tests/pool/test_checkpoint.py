@@ -13,6 +13,7 @@ import os
 import secrets
 import shutil
 import subprocess
+import time
 import uuid
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -27,6 +28,7 @@ from osgym.replicas.checkpoint import (
     CRIU_RUNTIME,
     RUNC_CRIU,
     Checkpoint,
+    CheckpointError,
     check_daemon,
     make_checkpoint,
     remove_checkpoint,
@@ -167,3 +169,49 @@ def test_the_runtime_wrapper_refuses_images_it_cannot_trust(tmp_path: Path, case
     assert r.returncode == 1
     expected = "not an absolute path" if case == "relative" else "is not a checkpoint (inventory.img) in a directory"
     assert expected in r.stderr, r.stderr
+
+
+def test_a_restore_that_runs_past_its_bound_is_stopped_and_leaves_nothing(  # type: ignore[no-untyped-def]
+    criu_daemon, image, pool_name, tmp_path
+) -> None:
+    """A checkpoint whose page files were emptied makes CRIU's restored tasks spin for minutes (seen here);
+    the wrapper stops the restore at its bound, kills what CRIU had restored, and the clone is removed."""
+    client = criu_daemon
+    pool = ReplicaPool(image, 1, standby=0, name=pool_name, docker_client=client, runtime=CRIU_RUNTIME,
+                       screen=TEST_SCREEN, start_timeout=90)
+    cp: Checkpoint | None = None
+    try:
+        pool.start()
+        with pool.lease() as template:
+            token = template.api.headers["Authorization"].split()[1]
+            template.api.close()
+            cp = make_checkpoint(client, template.container.id, tmp_path / "checkpoint", token)
+        damaged = tmp_path / "damaged"
+        shutil.copytree(cp.directory, damaged / "checkpoint")
+        emptied = list((damaged / "checkpoint").rglob("pages-*.img"))
+        assert emptied
+        for pages in emptied:
+            pages.write_bytes(b"")
+        broken = Checkpoint(damaged / "checkpoint", cp.image, cp.create, cp.token)
+        run_dir = tmp_path / "clone"
+        run_dir.mkdir(mode=0o700)
+        os.chown(run_dir, SERVER_UID, SERVER_UID)
+        name = f"osgym-clone-{uuid.uuid4().hex[:10]}"
+        t0 = time.monotonic()
+        with pytest.raises(CheckpointError, match=r"ran past its 3 s \(OSGYM_RESTORE_TIMEOUT_S\)"):
+            restore(client, broken, name=name, labels={CLONE_LABEL: "damaged"}, run_dir=run_dir, time_limit_s=3)
+        assert time.monotonic() - t0 < 30, "the bound (3 s, then 5 s to kill) held"
+        assert not client.containers.list(all=True, filters={"name": name}), "the clone was removed"
+        stray = [p.name for p in Path("/proc").iterdir() if p.name.isdigit() and _comm(p) == "criu"]
+        assert not stray, f"CRIU processes left: {stray}"
+    finally:
+        pool.close()
+        if cp is not None:
+            remove_checkpoint(client, cp)
+
+
+def _comm(proc: Path) -> str:
+    try:
+        return (proc / "comm").read_text().strip()
+    except OSError:
+        return ""
