@@ -70,7 +70,7 @@ log = logging.getLogger(__name__)
 
 OPENENV_PREFIX = "/openenv"
 MAX_MESSAGE_BYTES = 8 * 2**20
-"""The largest message read from a socket, as for an HTTP body: more is refused (``VALIDATION_ERROR``)."""
+"""The longest message read from a socket (characters), as for an HTTP body: more is refused (``VALIDATION_ERROR``)."""
 
 
 def bearer_from_basic(authorization: str | None) -> str | None:
@@ -261,7 +261,7 @@ async def _answer(episode: _SocketSession, text: str | None) -> dict[str, Any] |
     if text is None:
         return _error("expected a JSON text message, actual a binary one", "INVALID_JSON", "ValueError")
     if len(text) > MAX_MESSAGE_BYTES:
-        return _error(f"expected a message of at most {MAX_MESSAGE_BYTES} bytes, actual {len(text)}",
+        return _error(f"expected a message of at most {MAX_MESSAGE_BYTES} characters, actual {len(text)}",
                       "VALIDATION_ERROR", "ValueError")
     try:
         message = json.loads(text)
@@ -346,7 +346,7 @@ def add_openenv_routes(app: FastAPI, manager: SessionManager, access: Access) ->
                     await websocket.close()
                     break
                 await websocket.send_text(reply if isinstance(reply, str) else json.dumps(reply))
-        except WebSocketDisconnect:
+        except (WebSocketDisconnect, OSError):  # OSError: uvicorn's ClientDisconnected, a reply to a gone client
             pass
         finally:  # however the socket ended: its episode ends and its replica goes back
             await anyio.to_thread.run_sync(episode.end)

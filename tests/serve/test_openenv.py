@@ -156,11 +156,20 @@ def test_a_closed_socket_ends_its_episode_and_frees_its_replica(server: tuple[Se
         step = _send(ws, {"type": "step", "data": {"actions": [{"action_type": "MOVE_TO", "x": 9, "y": 9}]}})
         assert step["type"] == "observation" and step["data"]["done"] is False
     # closed without a close message, mid-episode
-    deadline = time.monotonic() + 30
-    while len(s.manager) or s.manager.episodes_ended == ended:
-        assert time.monotonic() < deadline, "the session outlived its socket"
+    _wait_until_ended(s, ended + 1)
+    # closed while its reset waits for a replica and sets it up: the reset's session ends when it is ready
+    ws = connect(_ws_url(url), additional_headers={"Authorization": f"Bearer {TOKEN}"})
+    ws.send(json.dumps({"type": "reset", "data": {"task": plain_task()}}))
+    ws.close()
+    _wait_until_ended(s, ended + 2)
+
+
+def _wait_until_ended(s: Serving, episodes: int) -> None:
+    deadline = time.monotonic() + 90  # a replacement replica boots first (one replica and one standby)
+    while len(s.manager) or s.manager.episodes_ended < episodes:
+        assert time.monotonic() < deadline, "a session outlived its socket"
         time.sleep(0.05)
-    assert s.manager.episodes_ended == ended + 1
+    assert s.manager.episodes_ended == episodes
 
 
 def test_access_is_the_servers_token(server: tuple[Serving, str]) -> None:
