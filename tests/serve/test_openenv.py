@@ -19,6 +19,7 @@ import websockets.exceptions
 from serve_support import TOKEN, jpeg_size, plain_task, running
 from websockets.sync.client import ClientConnection, connect
 
+from osgym.serving.openenv import MAX_MESSAGE_BYTES
 from osgym.serving.server import Serving
 from osgym.suites import generate
 from tests.openenv_venv import openenv_venv
@@ -134,6 +135,7 @@ def _send(ws: ClientConnection, message: object) -> dict[str, Any]:
     ({"type": "reset", "data": {"task": {"id": "x"}}}, "VALIDATION_ERROR", "task"),
     ({"type": "reset", "data": "suite"}, "VALIDATION_ERROR", "data"),
     ({"type": "state", "extra": 1}, "VALIDATION_ERROR", "extra"),
+    (" " * (MAX_MESSAGE_BYTES + 1), "VALIDATION_ERROR", "at most"),
 ])
 def test_bad_messages_get_openenvs_error_and_the_socket_stays_open(server: tuple[Serving, str], message: object,
                                                                    code: str, named: str) -> None:
