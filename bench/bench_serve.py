@@ -10,15 +10,26 @@ and ``--resets`` resets (lease a ready replica and observe it), first on the poo
 (``Replica.act`` + ``Replica.observe``, as the session manager does them), then through ``POST /step``
 and ``POST /reset`` of a server on this machine; reports p50/p95 of each and the difference.
 
+``routes``: the step overhead of each route side by side, in one run on one server: a replica leased
+from the server's own pool and called directly (``Replica.act`` + ``Replica.observe``), OSGym's
+``POST /step``, the native ``POST /v1/sessions/{id}/step`` and OpenEnv's WebSocket session
+(``/openenv/ws``, one socket held open), each on its own replica. Every round steps each of the four once,
+in a shuffled order, so that the machine's other load falls on all of them alike; reports p50/p95 of each,
+its p50 less the direct call's, the median of its differences from the same round's direct step, and the
+route's own part of each step: its round trip less its time inside ``SessionManager.step`` (timed in the
+server; what the replica and the episode's bookkeeping take is left out, and with it their noise).
+
 Usage:
     python bench/bench_serve.py load [--clients 32] [--replicas 8] [--duration 300] [--steps 3]
     python bench/bench_serve.py overhead [--steps 200]
+    python bench/bench_serve.py routes [--steps 200]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import statistics
 import tempfile
@@ -32,6 +43,7 @@ from typing import Any
 
 import docker
 import httpx
+from websockets.sync.client import connect as ws_connect
 
 from osgym.analysis.percentile import percentile
 from osgym.dataset.reader import open_dataset
@@ -239,6 +251,79 @@ def overhead(image: str, client: docker.DockerClient, steps: int, screen: tuple[
             "reset_overhead_p50_ms": round(1000 * (q50 - r50), 1)}
 
 
+def routes(image: str, client: docker.DockerClient, steps: int, screen: tuple[int, int]) -> dict[str, Any]:
+    """One move and a full-screen JPEG per step on each route, round by round, in a shuffled order each round."""
+    rng = random.Random(0)
+    config = ServeConfig(tier="desktop", image=image, replicas=4, standby=0, screen=screen, settle_s=0.0,
+                         first_settle_s=0.0, record=False, max_steps=steps + 100)
+    auth = {"Authorization": f"Bearer {TOKEN}"}
+    times: dict[str, list[float]] = {"direct": [], "osgym_http": [], "v1_http": [], "openenv_ws": []}
+    load = [round(n, 2) for n in os.getloadavg()]
+    with serving(config, docker_client=client, pool_name=f"bench-routes-{uuid.uuid4().hex[:6]}",
+                 tokens=[TOKEN]) as s, ServerThread(s.app) as server, \
+            httpx.Client(base_url=server.url, headers=auth, timeout=60) as http, \
+            ws_connect(f"ws{server.url.removeprefix('http')}/openenv/ws", additional_headers=auth,
+                       max_size=2**26) as ws, s.pool.lease() as replica:
+        inside: list[float] = []  # each served step's time in SessionManager.step: the episode's own work
+        manager_step = s.manager.step
+
+        def timed_step(*args: Any, **kwargs: Any) -> Any:
+            t0 = time.perf_counter()
+            try:
+                return manager_step(*args, **kwargs)
+            finally:
+                inside.append(time.perf_counter() - t0)
+
+        s.manager.step = timed_step  # type: ignore[method-assign]  # the routes look it up at each call
+        vm = http.post("/reset", json={"task_config": TASK, "timeout": 600}).json()["vm_id"]
+        sid = http.post("/v1/sessions", json={"task": TASK}).json()["session_id"]
+        ws.send(json.dumps({"type": "reset", "data": {"task": TASK}}))
+        assert json.loads(ws.recv())["type"] == "observation"
+
+        def step(route: str, i: int) -> None:
+            x, y = rng.randrange(screen[0]), rng.randrange(screen[1])
+            move = [{"action_type": "MOVE_TO", "x": x, "y": y}]
+            if route == "direct":
+                replica.act([MoveTo(x=x, y=y)], settle=0.0)
+                replica.observe("", i, format="jpeg", quality=80)
+            elif route == "osgym_http":
+                r = http.post("/step", json={"vm_id": vm, "action": f"move({x},{y})"})
+                assert r.status_code == 200, r.text
+            elif route == "v1_http":
+                r = http.post(f"/v1/sessions/{sid}/step", json={"actions": move})
+                assert r.status_code == 200, r.text
+            else:
+                ws.send(json.dumps({"type": "step", "data": {"actions": move}}))
+                reply = json.loads(ws.recv())
+                assert reply["type"] == "observation", reply
+
+        order = list(times)
+        transport: dict[str, list[float]] = {r: [] for r in order if r != "direct"}
+        for i in range(steps + 10):
+            rng.shuffle(order)
+            for route in order:
+                t0 = time.perf_counter()
+                step(route, i)
+                if i >= 10:  # the first rounds warm the connections and caches
+                    times[route].append(time.perf_counter() - t0)
+                    if route != "direct":
+                        transport[route].append(times[route][-1] - inside[-1])
+    d50 = statistics.median(times["direct"])
+    out: dict[str, Any] = {"steps": steps, "screen": list(screen), "load_before": load,
+                           "load_after": [round(n, 2) for n in os.getloadavg()]}
+    for route, ts in times.items():
+        out[route] = {"p50_ms": round(1000 * statistics.median(ts), 2), "p95_ms": round(1000 * percentile(ts, 95), 2)}
+        if route != "direct":
+            out[route]["overhead_p50_ms"] = round(1000 * (statistics.median(ts) - d50), 2)
+            # the same round's direct step as its pair: the median of the differences
+            paired = statistics.median(t - d for t, d in zip(ts, times["direct"], strict=True))
+            out[route]["paired_overhead_p50_ms"] = round(1000 * paired, 2)
+            # the route's own part: the round trip less the step's time inside SessionManager.step
+            out[route]["route_p50_ms"] = round(1000 * statistics.median(transport[route]), 2)
+            out[route]["route_p95_ms"] = round(1000 * percentile(transport[route], 95), 2)
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -250,7 +335,9 @@ def main() -> None:
     ov = sub.add_parser("overhead")
     ov.add_argument("--steps", type=int, default=200)
     ov.add_argument("--resets", type=int, default=10)
-    for p in (load, ov):
+    rt = sub.add_parser("routes")
+    rt.add_argument("--steps", type=int, default=200)
+    for p in (load, ov, rt):
         p.add_argument("--screen", default="1280x800")
         p.add_argument("--json", type=Path)
     args = ap.parse_args()
@@ -263,6 +350,8 @@ def main() -> None:
             out = run_load(image, client, Path(store), clients=args.clients, replicas=args.replicas,
                            duration_s=args.duration, steps=args.steps, pool_name=f"bench-load-{uuid.uuid4().hex[:6]}",
                            screen=(screen[0], screen[1]))
+    elif args.cmd == "routes":
+        out = routes(image, client, args.steps, (screen[0], screen[1]))
     else:
         out = overhead(image, client, args.steps, (screen[0], screen[1]), args.resets)
     times = out.pop("reset_times", None)

@@ -207,7 +207,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtestloop(session: pytest.Session) -> None:
-    """Start building the OSWorld reference venvs the selected tests use, so that the minutes of
+    """Start building the reference venvs the selected tests use (OSWorld's, OpenEnv's), so that the minutes of
     downloads and installs on a clean machine overlap the tests before them. Here, as the tests start to
     run, rather than at collection: ``--collect-only`` must not install anything."""
     if session.config.option.collectonly:
@@ -221,3 +221,7 @@ def pytest_runtestloop(session: pytest.Session) -> None:
         build_in_background(CLIENT_NEEDED)
     if any("osworld" in n and "client_python" not in n for n in needs):  # the metric reference
         build_in_background(NEEDED)
+    if any("openenv_python" in n for n in needs):  # OpenEnv's client (tests/serve/test_openenv.py)
+        from tests.openenv_venv import openenv_venv
+
+        build_in_background(openenv_venv)

@@ -128,10 +128,12 @@ def serve(
     live_view: Annotated[bool, typer.Option(help="POST /v1/sessions/{id}/view: a view-only noVNC page per "
                                                  "session, relayed by the server (needs Debian's novnc)")] = True,
 ) -> None:
-    """Serve replicas to RL trainers: OSGym's protocol (/reset, /step, /shutdown, /screenshot) and /v1.
+    """Serve replicas to RL trainers: OSGym's protocol (/reset, /step, /shutdown, /screenshot), /v1, and
+    OpenEnv's (its client's WebSocket session, base URL http://host:port/openenv).
 
     Clients send 'Authorization: Bearer <token>' with a token from OSGYM_SERVE_TOKENS; without one, a
-    token is made and printed once. Every episode is recorded into the dataset (one run per process).
+    token is made and printed once (OpenEnv's client: the token as the URL's password). Every episode is
+    recorded into the dataset (one run per process).
     """
     from pydantic import ValidationError
 

@@ -7,6 +7,7 @@
 * :mod:`~osgym.serving.client_task`: :func:`load_client_task`, what a client may send as a task;
 * :mod:`~osgym.serving.auth`: bearer tokens, tokenless loopback access by the operator's choice;
 * :mod:`~osgym.serving.app`: the HTTP API, OSGym's protocol and the native ``/v1`` API;
+* :mod:`~osgym.serving.openenv`: OpenEnv's protocol under ``/openenv`` (its client's WebSocket session);
 * :mod:`~osgym.serving.liveview`: view-only noVNC pages of sessions (websockify, view tokens);
 * :mod:`~osgym.serving.server`: ``osgym serve`` (pool, writer, manager, uvicorn);
 * :mod:`~osgym.serving.gym_env`: ``gymnasium.make("osgym/Desktop-v0")`` and the group-reset vector env.

@@ -24,6 +24,9 @@ to the session's owner; ``GET /view/{token}/...`` serves noVNC under that token 
 bearer header: the token in the path is the credential; 401 without one, 403 for one that is not live),
 and the websocket ``/view/{token}/websockify`` relays the replica's view-only VNC.
 
+OpenEnv's protocol, under ``/openenv`` (:mod:`osgym.serving.openenv`): its client's WebSocket session at
+``/openenv/ws``, and a bearer token also as HTTP Basic's password there.
+
 Request bodies are capped as they arrive (:class:`~osgym.serving.body_cap.BodyCap`), whatever the
 headers claim.
 
@@ -65,6 +68,7 @@ from osgym.serving.client_task import load_client_task
 from osgym.serving.limits import OSGYM_OBSERVATION, ObservationOptions
 from osgym.serving.liveview import LiveViews, ViewUnavailable, relay, vnc_socket_of
 from osgym.serving.metrics import metrics_route
+from osgym.serving.openenv import OPENENV_PREFIX, add_openenv_routes, bearer_from_basic
 from osgym.serving.sessions import SessionLimit, SessionManager, SessionNotFound
 from osgym.suites import generate
 
@@ -177,8 +181,11 @@ def create_app(manager: SessionManager, access: Access, views: LiveViews | None 
             caller = Caller(request.client.host if request.client else None,
                             request.client.port if request.client else None, request.headers.get("host"),
                             request.headers.get("origin"), request.scope.get("server"))
+            authorization = request.headers.get("authorization")
+            if path.startswith(OPENENV_PREFIX + "/"):  # OpenEnv's client can send a token only in its URL
+                authorization = bearer_from_basic(authorization)
             try:
-                request.state.owner = access.owner(request.headers.get("authorization"), caller)
+                request.state.owner = access.owner(authorization, caller)
             except (Unauthorized, Forbidden) as exc:
                 status = _status(exc)
                 return _error(status, str(exc), type(exc).__name__,
@@ -286,6 +293,7 @@ def create_app(manager: SessionManager, access: Access, views: LiveViews | None 
     metrics_route(app, manager)  # GET /metrics: Prometheus' text format, with a token (osgym.serving.metrics)
     if views is not None:
         _view_routes(app, manager, views, owner)
+    add_openenv_routes(app, manager, access)
     app.add_middleware(BodyCap, max_bytes=MAX_BODY_BYTES)
     return app
 

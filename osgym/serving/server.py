@@ -209,7 +209,7 @@ def serve(config: ServeConfig, log: Callable[[str], None] = print) -> None:
         where = f"{config.store}/{config.dataset} run {s.run_id}" if s.writer else "not recorded"
         view = "; live views: POST /v1/sessions/{id}/view" if s.views else ""
         log(f"serving {config.replicas} {config.tier} replicas at {config.screen[0]}x{config.screen[1]} on "
-            f"http://{config.host}:{config.port} (OSGym protocol and /v1); episodes: {where}{view}")
+            f"http://{config.host}:{config.port} (OSGym protocol, /v1, OpenEnv at /openenv); episodes: {where}{view}")
         server = _Server(uvicorn.Config(s.app, host=config.host, port=config.port, log_level="warning"),
                          on_exit=s.manager.drain)
         with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C is how an operator stops it (uvicorn.run's too)
