@@ -100,6 +100,8 @@ class Screenshot:
     format: str
     width: int
     height: int
+    windows: tuple[Window, ...] | None = None
+    """The window list read just before the grab, when asked for (:meth:`Replica.screenshot`'s ``windows``)."""
 
 
 A11Y_OBSERVE_S = 30.0
@@ -249,6 +251,11 @@ class ControlClient:
         self._conns.close()
 
 
+def _windows(listed: list[dict[str, Any]]) -> tuple[Window, ...]:
+    keys = Window.__dataclass_fields__
+    return tuple(Window(**{k: v for k, v in w.items() if k in keys}) for w in listed)
+
+
 def _window_request(title: str, timeout: float, strict: bool | None, by_class: bool | None) -> dict[str, Any]:
     body: dict[str, Any] = {"title": title}
     if timeout:
@@ -312,17 +319,22 @@ class Replica:
         self.screen = (int(width), int(height))
         return data
 
-    def screenshot(self, format: str = "png", quality: int = 80, max_side: int | None = None) -> Screenshot:
+    def screenshot(self, format: str = "png", quality: int = 80, max_side: int | None = None, *,
+                   windows: bool = False) -> Screenshot:
+        """The screen, encoded by the replica; with ``windows``, the window list read just before the grab comes
+        in the same answer (None if it was too long for a header: then read :meth:`windows` first)."""
         params: dict[str, Any] = {"format": format, "quality": quality}
         if max_side:
             params["max_side"] = max_side
+        if windows:
+            params["windows"] = 1
         r = self.api.request("GET", "/screenshot", params=params)
-        return Screenshot(r.content, format, int(r.headers["X-Width"]), int(r.headers["X-Height"]))
+        listed = r.headers.get("X-Windows")
+        return Screenshot(r.content, format, int(r.headers["X-Width"]), int(r.headers["X-Height"]),
+                          _windows(jsonlib.loads(listed)) if listed is not None else None)
 
     def windows(self) -> list[Window]:
-        keys = Window.__dataclass_fields__
-        listed = self.api.request("GET", "/windows").json()["windows"]
-        return [Window(**{k: v for k, v in w.items() if k in keys}) for w in listed]
+        return list(_windows(self.api.request("GET", "/windows").json()["windows"]))
 
     def observe(self, instruction: str, step: int, *, format: str = "png", quality: int = 80,
                 max_side: int | None = None, a11y: bool | Literal["showing"] = False) -> Observation:
@@ -331,11 +343,15 @@ class Replica:
 
         The structured state is read *before* the screenshot, so that the screenshot is at least as
         recent as what a policy acts on: a window in the list, or a button the tree shows sensitive,
-        is never one that appeared only after the picture was taken.
+        is never one that appeared only after the picture was taken. The window list comes with the
+        screenshot, read by the replica just before its grab (one request, not two, per observation).
         """
         tree = self.accessibility(timeout=A11Y_OBSERVE_S, showing_only=a11y == "showing") if a11y else None
-        windows = tuple(self.windows())
-        shot = self.screenshot(format, quality, max_side)
+        shot = self.screenshot(format, quality, max_side, windows=True)
+        windows = shot.windows
+        if windows is None:  # too many windows for a header: the list first, then the picture again
+            windows = tuple(self.windows())
+            shot = self.screenshot(format, quality, max_side)
         screen = self.screen if self.screen != (0, 0) else (shot.width, shot.height)
         return Observation(shot.data, shot.format, shot.width, shot.height, instruction, step, windows,
                            a11y=tree, screen=screen)

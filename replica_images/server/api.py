@@ -99,10 +99,12 @@ class App:
                      "desktop": self.desktop.status() if self.desktop is not None else {}}, None
 
     def screenshot(self, q, body):
-        fmt, quality, max_side, level = protocol.screenshot_params(q)
+        fmt, quality, max_side, level, with_windows = protocol.screenshot_params(q)
+        # the window list first: the picture is then at least as recent as any window a policy acts on
+        listed = protocol.windows_header(self.screen.windows()) if with_windows else {}
         img = self.screen.grab(cursor=q.get("cursor", "1") != "0")
         data, (w, h) = self.screen.encode(img, fmt, quality, max_side, level)
-        return 200, data, {"Content-Type": f"image/{fmt}", "X-Width": str(w), "X-Height": str(h)}
+        return 200, data, {"Content-Type": f"image/{fmt}", "X-Width": str(w), "X-Height": str(h), **listed}
 
     def windows(self, q, body):
         return 200, {"windows": self.screen.windows()}, None

@@ -117,13 +117,30 @@ class Shot(NamedTuple):
     quality: int
     max_side: int | None
     png_level: int
+    windows: bool = False
+    """Also answer the window list, read before the grab, in the ``X-Windows`` header (``windows=1``)."""
+
+
+WINDOWS_HEADER_MAX = 32 * 1024
+"""The largest window list sent in a screenshot's ``X-Windows`` header (JSON, ASCII); past it the header is
+``X-Windows-Omitted: 1`` and the client reads ``GET /windows`` instead."""
+
+
+def windows_header(windows: list[dict[str, Any]]) -> dict[str, str]:
+    """The header that carries ``windows`` with a screenshot.
+
+    >>> print(windows_header([{"id": 1, "title": "Café"}])["X-Windows"])
+    [{"id":1,"title":"Caf\\u00e9"}]
+    """
+    text = json.dumps(windows, ensure_ascii=True, separators=(",", ":"))
+    return {"X-Windows": text} if len(text) <= WINDOWS_HEADER_MAX else {"X-Windows-Omitted": "1"}
 
 
 def screenshot_params(q: Mapping[str, str]) -> Shot:
     """The query of a GET /screenshot, checked.
 
-    >>> screenshot_params({"format": "jpg", "max_side": "640"})
-    Shot(fmt='jpeg', quality=80, max_side=640, png_level=1)
+    >>> screenshot_params({"format": "jpg", "max_side": "640", "windows": "1"})
+    Shot(fmt='jpeg', quality=80, max_side=640, png_level=1, windows=True)
     """
     fmt = q.get("format", "png").lower()
     fmt = "jpeg" if fmt == "jpg" else fmt
@@ -137,7 +154,10 @@ def screenshot_params(q: Mapping[str, str]) -> Shot:
         raise bad(f"screenshot parameters must be integers: {exc}") from None
     if not 1 <= quality <= 100 or (max_side is not None and not 16 <= max_side <= 8192) or not 0 <= level <= 9:
         raise bad("quality expected 1..100, max_side 16..8192, png_level 0..9")
-    return Shot(fmt, quality, max_side, level)
+    windows = q.get("windows", "0")
+    if windows not in ("0", "1"):
+        raise bad(f"windows: expected 0|1, actual {windows!r:.20}")
+    return Shot(fmt, quality, max_side, level, windows == "1")
 
 
 # ---- POST /actions ----------------------------------------------------------------------------------

@@ -104,6 +104,7 @@ REFUSED = {
     "too much waiting": ("POST", "/actions", "", actions(*[{"action_type": "WAIT", "seconds": 60}] * 3), {}, 400),
     "screenshot format": ("GET", "/screenshot?format=gif", "", b"", {}, 400),
     "screenshot max_side": ("GET", "/screenshot?max_side=8", "", b"", {}, 400),
+    "screenshot windows": ("GET", "/screenshot?windows=yes", "", b"", {}, 400),
     "empty command": ("POST", "/execute", "", b'{"command": ""}', {}, 400),
     "zero timeout": ("POST", "/execute", "", b'{"command": "true", "timeout": 0}', {}, 400),
     "file outside home": ("GET", "/files?path=/etc/passwd", "", b"", {}, 403),
@@ -194,6 +195,36 @@ def test_the_real_client_drives_a_hollow_replica(hollow_server: tuple[HollowHost
     assert not (where / "c.sock").exists()
     with pytest.raises(OSError):
         connect_unix(str(where / "c.sock"), owner=None, timeout=2)
+
+
+@pytest.mark.parametrize("kind", ["hollow", "real"])
+def test_an_observation_is_one_request_with_the_window_list_read_before_the_grab(
+        kind: str, request: pytest.FixtureRequest) -> None:
+    path, token = request.getfixturevalue(kind)
+    with Replica(kind, f"unix:{path}", token) as r:
+        if kind == "hollow":
+            r.wait_window("osgym-observe-check", timeout=0.1)  # a hollow replica makes the window it is asked for
+        shot = r.screenshot(windows=True)
+        assert shot.windows is not None and list(shot.windows) == r.windows()
+        assert r.screenshot().windows is None, "only when asked"
+        paths: list[str] = []
+        send = r.api.send
+        r.api.send = lambda method, path, **kw: (paths.append(path), send(method, path, **kw))[1]  # type: ignore
+        obs = r.observe("check", 0)
+        assert paths == ["/screenshot"], paths
+        assert obs.windows == shot.windows and obs.screenshot.startswith(b"\x89PNG")
+
+
+def test_a_window_list_too_long_for_a_header_is_read_on_its_own(hollow_server: tuple[HollowHost, Path]) -> None:
+    server, where = hollow_server
+    server.call({"op": "add", "id": "w", "path": str(where / "w.sock"), "token": "tok-w", "screen": [320, 240]})
+    with Replica("w", f"unix:{where / 'w.sock'}", "tok-w") as r:
+        for i in range(400):  # ~100 bytes each as JSON: past the 32 KiB a header may carry
+            r.wait_window(f"window {i:03d} " + "x" * 40, timeout=0.1)
+        assert r.screenshot(windows=True).windows is None
+        obs = r.observe("many", 0)
+        assert len(obs.windows) == 400 and obs.windows == tuple(r.windows())
+    server.call({"op": "remove", "id": "w"})
 
 
 def test_a_request_line_too_long_is_refused(hollow: tuple[str, str]) -> None:

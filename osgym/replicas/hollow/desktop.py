@@ -110,10 +110,11 @@ class HollowDesktop:
                      "uptime_s": round(time.time() - self.started, 3), "desktop": {"hollow": True}}, None, 0.0
 
     def screenshot(self, q: dict[str, str], body: bytes) -> Answer:
-        fmt, quality, max_side, _ = protocol.screenshot_params(q)
+        fmt, quality, max_side, _, with_windows = protocol.screenshot_params(q)
+        listed = protocol.windows_header(list(self.windows.values())) if with_windows else {}
         w, h = scaled(self.width, self.height, max_side)
         data = self.frames.get((w, h), fmt, quality, self.frame)
-        return 200, data, {"Content-Type": f"image/{fmt}", "X-Width": str(w), "X-Height": str(h)}, 0.0
+        return 200, data, {"Content-Type": f"image/{fmt}", "X-Width": str(w), "X-Height": str(h), **listed}, 0.0
 
     def list_windows(self, q: dict[str, str], body: bytes) -> Answer:
         return 200, {"windows": list(self.windows.values())}, None, 0.0
