@@ -9,7 +9,10 @@
 * :mod:`~osgym.serving.app`: the HTTP API, OSGym's protocol and the native ``/v1`` API;
 * :mod:`~osgym.serving.liveview`: view-only noVNC pages of sessions (websockify, view tokens);
 * :mod:`~osgym.serving.server`: ``osgym serve`` (pool, writer, manager, uvicorn);
-* :mod:`~osgym.serving.gym_env`: ``gymnasium.make("osgym/Desktop-v0")`` and the group-reset vector env.
+* :mod:`~osgym.serving.servers`: :class:`ServerSet`, a client's list of servers (placement by free capacity,
+  a lost server's sessions ended with ``ServerLost``); :mod:`~osgym.serving.osgym_client`: OSGym's protocol over it;
+* :mod:`~osgym.serving.gym_env`: ``gymnasium.make("osgym/Desktop-v0")`` and the group-reset vector env
+  (:mod:`~osgym.serving.gym_backends`: its sessions in this process or on servers).
 """
 
 from osgym.serving.auth import Access

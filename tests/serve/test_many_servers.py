@@ -1,0 +1,195 @@
+"""Two ``osgym serve`` servers on two Docker daemons behind one client; the second server and its daemon die.
+
+Server A runs on the main daemon, server B on the second daemon of ``tests/second_daemon.py`` (a second host).
+The Gymnasium envs and the OSGym-protocol client get both URLs: sessions go where there is free capacity and a
+group reset keeps its group on one server. B is killed (SIGKILL, with its daemon) while an env steps on it:
+its sessions end with ``ServerLost`` naming B within seconds, A's go on, new sessions open on A, and A leaves
+no container behind. Runs in the ``second-daemon`` group (its fixture); kills the daemon and starts it again.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import docker
+import httpx
+import pytest
+from serve_support import TOKEN, plain_task
+
+from osgym.errors import ServerLost
+from osgym.replicas.images import BASE_IMAGE
+from osgym.replicas.pool import POOL_LABEL, RUN_DIR_LABEL
+from osgym.serving.gym_env import DesktopEnv, DesktopVectorEnv
+from osgym.serving.osgym_client import OSGymClient
+from tests.conftest import SESSION_RUN_DIR
+from tests.second_daemon import SecondDaemon
+
+pytestmark = [pytest.mark.docker]
+
+ROOT = Path(__file__).resolve().parents[2]
+LOST_WITHIN_S = 20.0
+"""A session on a killed server must fail this soon (a refused connection and one probe: well under a second)."""
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+class Served:
+    """An ``osgym serve`` process (desktop tier, 1280x800), its URL and its log."""
+
+    def __init__(self, name: str, replicas: int, tmp: Path, docker_host: str | None = None) -> None:
+        port = _free_port()
+        self.url = f"http://127.0.0.1:{port}"
+        self.log = tmp / f"{name}.log"
+        env = {**os.environ, "OSGYM_SERVE_TOKENS": TOKEN, "PYTHONPATH": str(ROOT)}
+        if docker_host:
+            env["DOCKER_HOST"] = docker_host
+        with open(self.log, "w") as log:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "osgym", "serve", "--tier", "desktop", "--replicas", str(replicas),
+                 "--standby", "0", "--screen", "1280x800", "--port", str(port), "--store", str(tmp / name),
+                 "--dataset", "many", "--no-live-view"],
+                cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+
+    def wait_ready(self, timeout: float = 300) -> None:
+        deadline = time.monotonic() + timeout
+        while True:
+            assert self.proc.poll() is None, f"{self.url} exited: {self.log.read_text()[-3000:]}"
+            try:
+                if httpx.get(f"{self.url}/v1/health", timeout=5).status_code == 200:
+                    return
+            except httpx.HTTPError:
+                pass
+            assert time.monotonic() < deadline, f"{self.url} not up in {timeout} s: {self.log.read_text()[-3000:]}"
+            time.sleep(0.5)
+
+    def capacity(self) -> dict[str, object]:
+        r = httpx.get(f"{self.url}/v1/capacity", headers={"Authorization": f"Bearer {TOKEN}"}, timeout=10)
+        assert r.status_code == 200, r.text
+        body: dict[str, object] = r.json()
+        return body
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGINT)  # stops cleanly: sessions recorded, replicas removed
+            try:
+                self.proc.wait(timeout=90)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+
+@pytest.fixture
+def two_servers(second_daemon: SecondDaemon, image: str, tmp_path: Path) -> Iterator[tuple[Served, Served]]:
+    d2 = docker.DockerClient(base_url=second_daemon.url, timeout=60)
+    try:
+        d2.images.get(BASE_IMAGE)  # `osgym serve` looks for the base before the tier's image (images.build)
+    except docker.errors.ImageNotFound:
+        save = subprocess.Popen(["docker", "save", BASE_IMAGE], stdout=subprocess.PIPE)
+        load = subprocess.run(["docker", "-H", second_daemon.url, "load", "-q"], stdin=save.stdout,
+                              capture_output=True, timeout=600)
+        save.wait(timeout=60)
+        assert load.returncode == 0, load.stderr
+    a = Served("a", 3, tmp_path)
+    b = Served("b", 2, tmp_path, docker_host=second_daemon.url)
+    try:
+        a.wait_ready()
+        b.wait_ready()
+        yield a, b
+    finally:
+        a.stop()
+        b.stop()
+        if b.proc.returncode == -signal.SIGKILL:  # the test killed B and its daemon: start it again, clean
+            d2 = second_daemon.start()
+            for c in d2.containers.list(all=True, filters={"label": POOL_LABEL}):
+                c.remove(force=True)
+
+
+def test_sessions_spread_over_two_servers_and_one_lost_ends_only_its_own(
+        two_servers: tuple[Served, Served], second_daemon: SecondDaemon, docker_client: docker.DockerClient) -> None:
+    a, b = two_servers
+    urls = [a.url, b.url]
+    vec = DesktopVectorEnv(2, url=urls, token=TOKEN, group_size=2, suite="desktop-basics")
+    client = OSGymClient(urls, token=TOKEN)
+    env = DesktopEnv(url=urls, token=TOKEN, task=plain_task())
+    try:
+        # a group of 2 goes to one server: A (3 free) rather than B (2 free)
+        obs, info = vec.reset(seed=3)
+        assert list(info["server"]) == [a.url, a.url] and len(set(obs["instruction"])) == 1
+        # then A has 1 free and B 2: the OSGym client's session goes to B; then 1 and 1, B the less loaded
+        first = client.reset(plain_task(), timeout=300)
+        assert first["server"] == b.url and first["problem"] == plain_task()["instruction"]
+        _, info = env.reset()
+        assert info["server"] == b.url
+        cap_a, cap_b = a.capacity(), b.capacity()
+        assert (cap_a["sessions"], cap_a["free"], cap_a["session_limit"]) == (2, 1, 3), cap_a
+        assert (cap_b["sessions"], cap_b["free"], cap_b["session_limit"]) == (2, 0, 2), cap_b
+
+        # B dies (the server and its Docker daemon, SIGKILL) while the env steps on it
+        stepped: list[float] = []
+        ended: list[tuple[float, BaseException]] = []
+
+        def keep_stepping() -> None:
+            try:
+                while True:
+                    env.step(f"move({10 + len(stepped)},10)")
+                    stepped.append(time.monotonic())
+            except BaseException as exc:  # noqa: BLE001 - the test asserts what it was
+                ended.append((time.monotonic(), exc))
+
+        stepper = threading.Thread(target=keep_stepping, daemon=True)
+        stepper.start()
+        deadline = time.monotonic() + 60
+        while len(stepped) < 2 and not ended:
+            assert time.monotonic() < deadline, "the env did not step on B"
+            time.sleep(0.05)
+        assert not ended, ended
+        b.proc.kill()
+        second_daemon.kill()
+        killed = time.monotonic()
+        stepper.join(timeout=LOST_WITHIN_S + 30)
+        assert not stepper.is_alive(), "the env's step on the lost server hangs"
+        ((at, exc),) = ended
+        assert isinstance(exc, ServerLost) and exc.url == b.url and b.url in str(exc), repr(exc)
+        assert at - killed < LOST_WITHIN_S, f"{at - killed:.1f} s to notice the lost server"
+        t0 = time.monotonic()
+        with pytest.raises(ServerLost, match=b.url):  # the OSGym client's session there is gone too, at once
+            client.step(first["vm_id"], "wait()")
+        assert time.monotonic() - t0 < LOST_WITHIN_S
+
+        # A's sessions go on
+        _, reward, terminated, truncated, infos = vec.step(["move(1,1)", "move(2,2)"])
+        assert not terminated.any() and not truncated.any() and list(infos["error"]) == [None, None]
+
+        # new sessions go to the survivor and work (the vector env gives A's replicas back first)
+        vec.close()
+        obs1, info = env.reset()
+        assert info["server"] == a.url
+        assert env.step("move(5,5)")[4].get("error") is None
+        again = client.reset(plain_task(), timeout=300)
+        assert again["server"] == a.url
+        assert client.step(again["vm_id"], "move(6,6)")["is_finish"] is False
+        assert not client.servers.server(b.url).up  # B is down until a probe after its backoff answers
+    finally:
+        env.close()
+        client.close()
+        vec.close()
+    assert a.capacity()["sessions"] == 0
+    a.stop()
+    assert a.proc.returncode == 0, a.log.read_text()[-3000:]
+    left = [c["Names"] for c in docker_client.api.containers(all=True, filters={"label": POOL_LABEL})
+            if Path(c["Labels"].get(RUN_DIR_LABEL) or "/").parent == SESSION_RUN_DIR
+            and c["Labels"][POOL_LABEL].startswith("osgym-")]
+    assert not left, f"server A left containers behind: {left}"
