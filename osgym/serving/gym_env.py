@@ -221,6 +221,14 @@ class DesktopEnv(gymnasium.Env[dict[str, Any], Any]):
             self._session = None  # the server ended it and gave its replica back
         return self._obs(out.frame), out.reward, out.terminated, out.truncated, info
 
+    @property
+    def server(self) -> str | None:
+        """The URL of the server that holds the current session (None: no session, or not on a server)."""
+        if self._session is None:
+            return None
+        url: str | None = self.backend.info(self._session).get("server")
+        return url
+
     def render(self) -> NDArray[np.uint8] | None:
         if self.render_mode != "rgb_array" or self._last is None:
             return None
@@ -366,7 +374,7 @@ class DesktopVectorEnv(VectorEnv[Any, Any, Any]):
             return env.step(action)
         except ServerLost as exc:  # the episode is gone: truncated, reset on a server that is up next step
             assert last is not None
-            return last, 0.0, False, True, {"error": f"ServerLost: {exc}", "server_lost": exc.url}
+            return last, 0.0, False, True, {"error": f"ServerLost: {exc}"}
 
     def step(self, actions: Any) -> tuple[dict[str, Any], NDArray[np.float64], NDArray[np.bool_],
                                           NDArray[np.bool_], dict[str, Any]]:
@@ -374,6 +382,8 @@ class DesktopVectorEnv(VectorEnv[Any, Any, Any]):
         self._needs_reset = [r[2] or r[3] for r in results]
         infos = {"termination": np.array([r[4].get("termination") for r in results], dtype=object),
                  "error": np.array([r[4].get("error") for r in results], dtype=object)}
+        if self._servers is not None:  # where each sub-env's session is now (None: it has none)
+            infos["server"] = np.array([e.server for e in self.envs], dtype=object)
         return (self._batch([r[0] for r in results]), np.array([r[1] for r in results], dtype=np.float64),
                 np.array([r[2] for r in results]), np.array([r[3] for r in results]), infos)
 

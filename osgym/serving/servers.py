@@ -5,7 +5,8 @@ sessions ended with :class:`~osgym.errors.ServerLost`, new ones sent to the othe
 :class:`~osgym.serving.gym_env.HttpBackend` and by :class:`~osgym.serving.osgym_client.OSGymClient`:
 
 * **placement**: :meth:`ServerSet.reserve` picks the server where this client may open the most sessions now
-  (``GET /v1/capacity``'s ``free``, less what this client is opening there; ties go to more ready replicas),
+  (``GET /v1/capacity``'s ``free``, less what this client is opening there; ties go to the server with the
+  larger share of its sessions free, then to more ready replicas, then to the earlier in the list),
   and holds ``n`` places on it while they open: a group reset's ``n`` sessions go to one server;
 * **a lost server**: a request that gets no answer (refused, reset, timed out) probes the server; if the probe
   gets none either, or a new server process answers (another ``run_id``), the server is marked down and the
@@ -32,6 +33,9 @@ import httpx
 from osgym.errors import ConfigError, OsgymError, PolicyError, ServerLost
 
 __all__ = ["RemoteSession", "Server", "ServerSet", "ServerTimeouts"]
+
+MAX_CONNECTIONS = 512
+"""Keep-alive connections per server: one per session stepping at once (a vector env's threads share them)."""
 
 
 @dataclass(frozen=True)
@@ -135,7 +139,9 @@ class ServerSet:
         self.clock = clock
         headers = {"Authorization": f"Bearer {token}"} if token else {}
         t = httpx.Timeout(timeouts.request, connect=timeouts.connect)
-        self.servers = [Server(u, httpx.Client(base_url=u, headers=headers, timeout=t)) for u in checked]
+        limits = httpx.Limits(max_connections=MAX_CONNECTIONS, max_keepalive_connections=MAX_CONNECTIONS)
+        self.servers = [Server(u, httpx.Client(base_url=u, headers=headers, timeout=t, limits=limits))
+                        for u in checked]
         self._by_url = {s.url: s for s in self.servers}
         self._lock = threading.Lock()
         self._probes = ThreadPoolExecutor(max_workers=min(32, len(checked)), thread_name_prefix="osgym-probe")
@@ -244,9 +250,11 @@ class ServerSet:
                 best.pending -= n
 
     def opened(self, server: Server) -> None:
-        """Count a session that opened on ``server`` against its free capacity (until the next probe)."""
+        """Count a session that opened on ``server`` against its free capacity and its ready replicas (it leased
+        one), until the next probe."""
         with self._lock:
             server.free -= 1
+            server.replicas_free = max(0, server.replicas_free - 1)
 
     # ---- requests ------------------------------------------------------------------------------------
     def request(self, server: Server, method: str, path: str, *, run_id: str | None = None,

@@ -1,10 +1,11 @@
 """Two ``osgym serve`` servers on two Docker daemons behind one client; the second server and its daemon die.
 
 Server A runs on the main daemon, server B on the second daemon of ``tests/second_daemon.py`` (a second host).
-The Gymnasium envs and the OSGym-protocol client get both URLs: sessions go where there is free capacity and a
-group reset keeps its group on one server. B is killed (SIGKILL, with its daemon) while an env steps on it:
-its sessions end with ``ServerLost`` naming B within seconds, A's go on, new sessions open on A, and A leaves
-no container behind. Runs in the ``second-daemon`` group (its fixture); kills the daemon and starts it again.
+The Gymnasium envs and the OSGym-protocol client get both URLs (and one of a server that is down): sessions go
+where there is free capacity and a group reset keeps its group on one server. B is killed (SIGKILL, with its
+daemon) while a vector env steps on it: its sessions end with ``ServerLost`` naming B within seconds, A's go on,
+new sessions open on A, and A leaves no container behind. Runs in the ``second-daemon`` group (its fixture);
+kills the daemon and starts it again.
 """
 
 from __future__ import annotations
@@ -103,7 +104,7 @@ def two_servers(second_daemon: SecondDaemon, image: str, tmp_path: Path) -> Iter
         save.wait(timeout=60)
         assert load.returncode == 0, load.stderr
     a = Served("a", 3, tmp_path)
-    b = Served("b", 2, tmp_path, docker_host=second_daemon.url)
+    b = Served("b", 3, tmp_path, docker_host=second_daemon.url)
     try:
         a.wait_ready()
         b.wait_ready()
@@ -120,68 +121,85 @@ def two_servers(second_daemon: SecondDaemon, image: str, tmp_path: Path) -> Iter
 def test_sessions_spread_over_two_servers_and_one_lost_ends_only_its_own(
         two_servers: tuple[Served, Served], second_daemon: SecondDaemon, docker_client: docker.DockerClient) -> None:
     a, b = two_servers
-    urls = [a.url, b.url]
+    dead = f"http://127.0.0.1:{_free_port()}"  # a server that is down from the start: never placed on, no wait
+    urls = [b.url, a.url, dead]
     vec = DesktopVectorEnv(2, url=urls, token=TOKEN, group_size=2, suite="desktop-basics")
     client = OSGymClient(urls, token=TOKEN)
     env = DesktopEnv(url=urls, token=TOKEN, task=plain_task())
     try:
-        # a group of 2 goes to one server: A (3 free) rather than B (2 free)
+        # 3 free on each: the group of 2 goes to one server, the first of a tie (B)
         obs, info = vec.reset(seed=3)
-        assert list(info["server"]) == [a.url, a.url] and len(set(obs["instruction"])) == 1
-        # then A has 1 free and B 2: the OSGym client's session goes to B; then 1 and 1, B the less loaded
-        first = client.reset(plain_task(), timeout=300)
-        assert first["server"] == b.url and first["problem"] == plain_task()["instruction"]
+        assert list(info["server"]) == [b.url, b.url] and len(set(obs["instruction"])) == 1
+        # then B has 1 free and A 3: the next two sessions go to A ...
         _, info = env.reset()
-        assert info["server"] == b.url
+        assert info["server"] == a.url
+        first = client.reset(plain_task(), timeout=300)
+        assert first["server"] == a.url and first["problem"] == plain_task()["instruction"]
+        # ... and with 1 free on each (and 1 ready replica on each), the next to the first of the tie again
+        second = client.reset(plain_task(), timeout=300)
+        assert second["server"] == b.url
         cap_a, cap_b = a.capacity(), b.capacity()
         assert (cap_a["sessions"], cap_a["free"], cap_a["session_limit"]) == (2, 1, 3), cap_a
-        assert (cap_b["sessions"], cap_b["free"], cap_b["session_limit"]) == (2, 0, 2), cap_b
+        assert (cap_b["sessions"], cap_b["free"], cap_b["session_limit"]) == (3, 0, 3), cap_b
 
-        # B dies (the server and its Docker daemon, SIGKILL) while the env steps on it
+        # B dies (the server and its Docker daemon, SIGKILL) while the vector env steps on it
         stepped: list[float] = []
-        ended: list[tuple[float, BaseException]] = []
+        ended: list[tuple[float, object]] = []
 
         def keep_stepping() -> None:
             try:
                 while True:
-                    env.step(f"move({10 + len(stepped)},10)")
+                    out = vec.step([f"move({10 + len(stepped)},10)"] * 2)
+                    if out[3].any():
+                        ended.append((time.monotonic(), out))
+                        return
                     stepped.append(time.monotonic())
-            except BaseException as exc:  # noqa: BLE001 - the test asserts what it was
+            except BaseException as exc:  # an error, not a truncation: the test fails naming it
                 ended.append((time.monotonic(), exc))
 
         stepper = threading.Thread(target=keep_stepping, daemon=True)
         stepper.start()
         deadline = time.monotonic() + 60
         while len(stepped) < 2 and not ended:
-            assert time.monotonic() < deadline, "the env did not step on B"
+            assert time.monotonic() < deadline, "the vector env did not step on B"
             time.sleep(0.05)
         assert not ended, ended
         b.proc.kill()
-        second_daemon.kill()
         killed = time.monotonic()
+        second_daemon.kill()
         stepper.join(timeout=LOST_WITHIN_S + 30)
-        assert not stepper.is_alive(), "the env's step on the lost server hangs"
-        ((at, exc),) = ended
-        assert isinstance(exc, ServerLost) and exc.url == b.url and b.url in str(exc), repr(exc)
+        assert not stepper.is_alive(), "the vector env's step on the lost server hangs"
+        ((at, out),) = ended
+        assert isinstance(out, tuple), repr(out)
+        _, reward, terminated, truncated, infos = out
+        # both sub-envs' DesktopEnv.step raised ServerLost naming B: their episodes end, truncated
+        assert list(truncated) == [True, True] and not terminated.any(), infos
+        assert all(e.startswith(f"ServerLost: server {b.url}: ") for e in infos["error"]), infos["error"]
+        assert list(infos["server"]) == [None, None]
         assert at - killed < LOST_WITHIN_S, f"{at - killed:.1f} s to notice the lost server"
+        print(f"\nB killed after {len(stepped)} steps on it; the vector step ended {at - killed:.2f} s later: "
+              f"{infos['error'][0]}")
         t0 = time.monotonic()
-        with pytest.raises(ServerLost, match=b.url):  # the OSGym client's session there is gone too, at once
-            client.step(first["vm_id"], "wait()")
-        assert time.monotonic() - t0 < LOST_WITHIN_S
+        with pytest.raises(ServerLost, match=b.url) as lost:  # the OSGym client's session there: gone, at once
+            client.step(second["vm_id"], "wait()")
+        assert lost.value.url == b.url and time.monotonic() - t0 < LOST_WITHIN_S
 
         # A's sessions go on
-        _, reward, terminated, truncated, infos = vec.step(["move(1,1)", "move(2,2)"])
-        assert not terminated.any() and not truncated.any() and list(infos["error"]) == [None, None]
-
-        # new sessions go to the survivor and work (the vector env gives A's replicas back first)
-        vec.close()
-        obs1, info = env.reset()
-        assert info["server"] == a.url
         assert env.step("move(5,5)")[4].get("error") is None
+        assert client.step(first["vm_id"], "move(6,6)")["is_finish"] is False
+
+        # new sessions go to the survivor and work: the vector env's sub-envs reset on A at their next step
+        env.close()  # room on A for both
+        obs, reward, terminated, truncated, infos = vec.step(["wait()", "wait()"])
+        assert list(infos["server"]) == [a.url, a.url] and not truncated.any(), infos
+        obs, reward, terminated, truncated, infos = vec.step(["move(7,7)", "move(8,8)"])
+        assert not truncated.any() and list(infos["error"]) == [None, None], infos
+        client.shutdown(first["vm_id"])
         again = client.reset(plain_task(), timeout=300)
         assert again["server"] == a.url
-        assert client.step(again["vm_id"], "move(6,6)")["is_finish"] is False
-        assert not client.servers.server(b.url).up  # B is down until a probe after its backoff answers
+        assert client.step(again["vm_id"], "move(9,9)")["is_finish"] is False
+        assert not client.servers.server(b.url).up  # down until a probe after its backoff answers
+        assert not client.servers.server(dead).up
     finally:
         env.close()
         client.close()
