@@ -18,8 +18,10 @@
 from osgym.serving.auth import Access
 from osgym.serving.client_task import load_client_task
 from osgym.serving.limits import ObservationOptions, ServeLimits
+from osgym.serving.osgym_client import OSGymClient
 from osgym.serving.server import ServeConfig, ServerThread, serve, serving
+from osgym.serving.servers import ServerSet, ServerTimeouts
 from osgym.serving.sessions import SessionManager
 
-__all__ = ["Access", "ObservationOptions", "ServeConfig", "ServeLimits", "ServerThread", "SessionManager",
-           "load_client_task", "serve", "serving"]
+__all__ = ["Access", "OSGymClient", "ObservationOptions", "ServeConfig", "ServeLimits", "ServerSet", "ServerThread",
+           "ServerTimeouts", "SessionManager", "load_client_task", "serve", "serving"]

@@ -149,14 +149,14 @@ class HttpBackend:
 
     def step(self, handle: RemoteSession, action: str | list[dict[str, Any]], action_format: str) -> Outcome:
         body = {"text": action, "format": action_format} if isinstance(action, str) else {"actions": action}
-        out = self.servers.request(handle.server, "POST", f"/v1/sessions/{handle.id}/step", run_id=handle.run_id,
+        out = self.servers.request(handle.server, "POST", f"/v1/sessions/{handle.id}/step", session=handle,
                                    json=body)
         return Outcome(_frame(out["observation"]), float(out["reward"]), bool(out["terminated"]),
                        bool(out["truncated"]), out.get("termination"), out.get("error"))
 
     def end(self, handle: RemoteSession) -> None:
         try:
-            self.servers.request(handle.server, "DELETE", f"/v1/sessions/{handle.id}", run_id=handle.run_id,
+            self.servers.request(handle.server, "DELETE", f"/v1/sessions/{handle.id}", session=handle,
                                  timeout=self.servers.timeouts.probe)
         except OsgymError:
             pass  # ended already, or its server is gone: the server reclaims it after its idle timeout anyway

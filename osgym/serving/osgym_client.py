@@ -76,7 +76,7 @@ class OSGymClient:
     def _call(self, vm_id: int, method: str, path: str, **kw: Any) -> dict[str, Any]:
         session = self._vm(vm_id)
         try:
-            return self.servers.request(session.server, method, path, run_id=session.run_id, **kw)
+            return self.servers.request(session.server, method, path, session=session, **kw)
         except ServerLost:
             with self._lock:
                 self._vms.pop(vm_id, None)  # gone with its server
@@ -108,7 +108,7 @@ class OSGymClient:
         for one in ids:
             session = self._vm(one)
             try:
-                self.servers.request(session.server, "POST", "/shutdown", run_id=session.run_id,
+                self.servers.request(session.server, "POST", "/shutdown", session=session,
                                      json={"vm_id": session.id}, timeout=self.servers.timeouts.probe)
             except OsgymError:
                 pass  # ended already (finished, reclaimed), or gone with its server

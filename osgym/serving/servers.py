@@ -80,6 +80,8 @@ class Server:
     backoff: float = 0.0
     cause: str = ""
     """Why it was marked down, last."""
+    epoch: int = 0
+    """How many times it was marked down: a session opened in an earlier epoch went down with it."""
 
     def __repr__(self) -> str:
         state = "up" if self.up else f"down ({self.cause})"
@@ -93,6 +95,7 @@ class RemoteSession:
     server: Server
     id: int
     run_id: str | None
+    epoch: int
 
     @property
     def url(self) -> str:
@@ -100,6 +103,15 @@ class RemoteSession:
 
 
 def _check_url(url: str) -> str:
+    """A server's URL without a trailing slash.
+
+    >>> _check_url("http://host1:20000/")
+    'http://host1:20000'
+    >>> _check_url("host1:20000")
+    Traceback (most recent call last):
+    ...
+    osgym.errors.ConfigError: server url: expected http(s)://host:port, actual 'host1:20000'
+    """
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.netloc:
         raise ConfigError(f"server url: expected http(s)://host:port, actual {url!r}")
@@ -171,6 +183,7 @@ class ServerSet:
     def _mark_down(self, server: Server, cause: str) -> float:
         with self._lock:
             if server.up:
+                server.epoch += 1
                 server.backoff = self.timeouts.retry_s
             else:
                 server.backoff = min(max(server.backoff * 2, self.timeouts.retry_s), self.timeouts.max_retry_s)
@@ -257,22 +270,27 @@ class ServerSet:
             server.replicas_free = max(0, server.replicas_free - 1)
 
     # ---- requests ------------------------------------------------------------------------------------
-    def request(self, server: Server, method: str, path: str, *, run_id: str | None = None,
+    def request(self, server: Server, method: str, path: str, *, session: RemoteSession | None = None,
                 timeout: float | None = None, **kw: Any) -> dict[str, Any]:
-        """Send a request to ``server``; ``run_id``: for a session opened under that server process.
+        """Send a request to ``server`` (for ``session``, one of its sessions).
 
         Raises:
-            ServerLost: if ``server`` is down or gives no answer and no probe answers either, or a new
-                process answers (``run_id`` differs): the session is gone.
+            ServerLost: for a session, if ``server`` was marked down since it opened, or gives no answer and
+                no probe answers either, or a new server process answers: the session is gone.
             PolicyError: on a 400 (a bad action or task: nothing ran).
             OsgymError: on any other error status, or no answer from a server that still answers its probe.
         """
-        if run_id is not None:
+        run_id = None
+        if session is not None:
+            run_id = session.run_id
             with self._lock:
-                lost = not server.up or (server.run_id is not None and server.run_id != run_id)
-                state = server.cause if not server.up else f"restarted (run {server.run_id}, was {run_id})"
-            if lost:
-                raise ServerLost(server.url, f"{state}: its sessions are gone")
+                down = not server.up or server.epoch != session.epoch
+                restarted = server.run_id is not None and server.run_id != run_id
+                cause = server.cause
+            if down:
+                raise ServerLost(server.url, f"marked down ({cause}): its sessions are gone")
+            if restarted:
+                raise ServerLost(server.url, f"restarted (run {server.run_id}, was {run_id}): its sessions are gone")
         if timeout is not None:
             kw["timeout"] = httpx.Timeout(timeout, connect=self.timeouts.connect)
         try:
@@ -311,9 +329,12 @@ class ServerSet:
             PolicyError, OsgymError: as :meth:`request` (a bad task, no free replica: not tried elsewhere).
         """
         if server is not None:
+            if server.run_id is None:
+                self.probe(server)  # which server process the session opens under
+            epoch = server.epoch
             out = self.request(server, "POST", path, json=body, timeout=self.timeouts.open)
             self.opened(server)
-            return RemoteSession(server, int(out[id_key]), server.run_id), out
+            return RemoteSession(server, int(out[id_key]), server.run_id, epoch), out
         tried: list[Server] = []
         while True:
             with self.reserve(1, exclude=tried) as chosen:

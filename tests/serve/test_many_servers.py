@@ -25,15 +25,14 @@ import httpx
 import pytest
 from serve_support import TOKEN, plain_task
 
-from osgym.errors import ServerLost
+from osgym.errors import ConfigError, OsgymError, ServerLost
 from osgym.replicas.images import BASE_IMAGE
 from osgym.replicas.pool import POOL_LABEL, RUN_DIR_LABEL
 from osgym.serving.gym_env import DesktopEnv, DesktopVectorEnv
 from osgym.serving.osgym_client import OSGymClient
+from osgym.serving.servers import ServerSet, ServerTimeouts
 from tests.conftest import SESSION_RUN_DIR
 from tests.second_daemon import SecondDaemon
-
-pytestmark = [pytest.mark.docker]
 
 ROOT = Path(__file__).resolve().parents[2]
 LOST_WITHIN_S = 20.0
@@ -118,6 +117,7 @@ def two_servers(second_daemon: SecondDaemon, image: str, tmp_path: Path) -> Iter
                 c.remove(force=True)
 
 
+@pytest.mark.docker
 def test_sessions_spread_over_two_servers_and_one_lost_ends_only_its_own(
         two_servers: tuple[Served, Served], second_daemon: SecondDaemon, docker_client: docker.DockerClient) -> None:
     a, b = two_servers
@@ -211,3 +211,39 @@ def test_sessions_spread_over_two_servers_and_one_lost_ends_only_its_own(
             if Path(c["Labels"].get(RUN_DIR_LABEL) or "/").parent == SESSION_RUN_DIR
             and c["Labels"][POOL_LABEL].startswith("osgym-")]
     assert not left, f"server A left containers behind: {left}"
+
+
+def test_no_server_up_fails_at_once_naming_each_and_a_down_one_is_retried_with_backoff() -> None:
+    dead = [f"http://127.0.0.1:{_free_port()}" for _ in range(2)]  # nothing listens there: refused at once
+    now = [100.0]
+    servers = ServerSet(dead, TOKEN, ServerTimeouts(retry_s=2, max_retry_s=5), clock=lambda: now[0])
+    try:
+        t0 = time.monotonic()
+        with pytest.raises(ServerLost, match="no server can take a session") as lost, servers.reserve():
+            pass
+        assert time.monotonic() - t0 < 5 and all(f"{u}: no answer (ConnectError" in str(lost.value) for u in dead)
+        first = servers.server(dead[0])
+        assert not first.up and first.retry_at == 102.0
+        backoffs = []
+        for _ in range(4):  # probed again only once its backoff has passed: 2 s, then 4, then at most 5
+            now[0] = first.retry_at - 0.5
+            with pytest.raises(ServerLost), servers.reserve():
+                pass
+            now[0] = first.retry_at
+            with pytest.raises(ServerLost), servers.reserve():
+                pass
+            backoffs.append(first.backoff)
+        assert backoffs == [4, 5, 5, 5]
+        with pytest.raises(ConfigError, match="expected one of"):
+            servers.server("http://elsewhere:1")
+    finally:
+        servers.close()
+    with pytest.raises(ServerLost, match="no server answers"):  # an env over servers that are all down
+        DesktopEnv(url=dead, token=TOKEN)
+    for bad in ([], ["ftp://host:1"], [dead[0], dead[0] + "/"]):
+        with pytest.raises(ConfigError):
+            ServerSet(bad)
+    client = OSGymClient(dead, token=TOKEN)
+    with pytest.raises(OsgymError, match="a session this client opened, actual 7"):
+        client.step(7, "wait()")
+    client.close()
