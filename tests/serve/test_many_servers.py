@@ -93,7 +93,11 @@ class Served:
 
 @pytest.fixture
 def two_servers(second_daemon: SecondDaemon, image: str, tmp_path: Path) -> Iterator[tuple[Served, Served]]:
-    d2 = docker.DockerClient(base_url=second_daemon.url, timeout=60)
+    try:
+        d2 = docker.DockerClient(base_url=second_daemon.url, timeout=60)
+        d2.ping()
+    except docker.errors.DockerException:  # an earlier test of the group killed it (tests/pool/test_two_hosts.py)
+        d2 = second_daemon.start()
     try:
         d2.images.get(BASE_IMAGE)  # `osgym serve` looks for the base before the tier's image (images.build)
     except docker.errors.ImageNotFound:
