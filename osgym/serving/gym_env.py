@@ -283,6 +283,12 @@ class DesktopVectorEnv(VectorEnv[Any, Any, Any]):
         if url is not None:
             self._servers = url if isinstance(url, ServerSet) else ServerSet(url, kwargs.get("token"))
             kwargs["url"] = self._servers
+            try:
+                kwargs["screen"] = kwargs.get("screen") or HttpBackend(self._servers).screen()  # asked once
+            except OsgymError:
+                if self._servers is not self._given_servers:
+                    self._servers.close()
+                raise
         if url is None and kwargs.get("manager") is None:
             from osgym.collection.collector import new_run_id
             from osgym.replicas.images import ensure_image
