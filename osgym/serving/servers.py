@@ -9,9 +9,11 @@ sessions ended with :class:`~osgym.errors.ServerLost`, new ones sent to the othe
   larger share of its sessions free, then to more ready replicas, then to the earlier in the list),
   and holds ``n`` places on it while they open: a group reset's ``n`` sessions go to one server;
 * **a lost server**: a request that gets no answer (refused, reset, timed out) probes the server; if the probe
-  gets none either, or a new server process answers (another ``run_id``), the server is marked down and the
-  request raises :class:`~osgym.errors.ServerLost` naming it. So does every later request for a session on it,
-  at once: a down server's sessions are gone. New sessions go to the servers that are up;
+  gets none either, the server is marked down and the request raises :class:`~osgym.errors.ServerLost` naming
+  it. So does every later request for a session opened before, at once: a down server's sessions are gone. A
+  new server process at the same address (another ``run_id`` in a probe, made also when the server answers
+  that it knows no such session) ends the sessions of the old one the same way. New sessions go to the
+  servers that are up;
 * **retry with backoff**: a down server is probed again when placing a session after ``retry_s``, then twice
   as long after each failed probe, up to ``max_retry_s``; the first answer puts it back in the placement;
 * **nothing hangs**: every request has a finite timeout (:class:`ServerTimeouts`).
@@ -299,6 +301,12 @@ class ServerSet:
             raise self._no_answer(server, method, path, run_id, exc) from exc
         if r.status_code == 400:
             raise PolicyError(message_of(r))
+        if r.status_code == 404 and session is not None:  # no such session: did a new server process answer?
+            now_run = run_id
+            with contextlib.suppress(OsgymError):
+                now_run = str(self.probe(server).get("run_id"))
+            if now_run != run_id:
+                raise ServerLost(server.url, f"restarted (run {now_run}, was {run_id}): its sessions are gone")
         if r.status_code >= 400:
             raise OsgymError(f"server {server.url}: {method} {path}: {r.status_code} {message_of(r)}")
         body: dict[str, Any] = r.json()

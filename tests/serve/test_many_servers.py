@@ -17,6 +17,7 @@ import subprocess
 import sys
 import threading
 import time
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -30,8 +31,9 @@ from osgym.replicas.images import BASE_IMAGE
 from osgym.replicas.pool import POOL_LABEL, RUN_DIR_LABEL
 from osgym.serving.gym_env import DesktopEnv, DesktopVectorEnv
 from osgym.serving.osgym_client import OSGymClient
+from osgym.serving.server import ServeConfig, ServerThread, serving
 from osgym.serving.servers import ServerSet, ServerTimeouts
-from tests.conftest import SESSION_RUN_DIR
+from tests.conftest import SESSION, SESSION_RUN_DIR
 from tests.second_daemon import SecondDaemon
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -251,3 +253,26 @@ def test_no_server_up_fails_at_once_naming_each_and_a_down_one_is_retried_with_b
     with pytest.raises(OsgymError, match="a session this client opened, actual 7"):
         client.step(7, "wait()")
     client.close()
+
+
+@pytest.mark.docker
+def test_a_restarted_server_s_sessions_are_lost(image: str, docker_client: docker.DockerClient,
+                                                tmp_path: Path) -> None:
+    port = _free_port()
+    config = ServeConfig(tier="desktop", image=image, replicas=1, standby=0, screen=(1280, 800), settle_s=0.3,
+                         live_view=False, record=False, store=str(tmp_path))
+    client = OSGymClient([f"http://127.0.0.1:{port}"], token=TOKEN)
+    try:
+        with serving(config, docker_client=docker_client, pool_name=f"{SESSION}-restart-{uuid.uuid4().hex[:6]}",
+                     tokens=[TOKEN]) as s, ServerThread(s.app, port=port):
+            vm = client.reset(plain_task(), timeout=300)["vm_id"]
+            assert client.step(vm, "move(3,3)")["is_finish"] is False
+        # a new process on the same address (another run): it knows no session 1, and the client says why
+        with serving(config, docker_client=docker_client, pool_name=f"{SESSION}-restart-{uuid.uuid4().hex[:6]}",
+                     tokens=[TOKEN]) as s, ServerThread(s.app, port=port):
+            with pytest.raises(ServerLost, match="restarted"):
+                client.step(vm, "move(4,4)")
+            again = client.reset(plain_task(), timeout=300)["vm_id"]  # a new session there works
+            assert client.step(again, "move(5,5)")["is_finish"] is False
+    finally:
+        client.close()
