@@ -20,6 +20,7 @@
     ├── PolicyError            the policy failed or answered something unusable
     │   └── Unrenderable       an action has no form in the chosen action format (exports)
     ├── StoreError             the dataset store failed
+    ├── ServerLost             an ``osgym serve`` server stopped answering: its sessions are gone
     └── HollowDataRefused      an export met hollow (load-test) episodes it was not allowed to take
 
 Lower-level errors (docker, httpx, botocore) are re-raised as the most specific
@@ -134,6 +135,19 @@ class EpisodeTimeout(OsgymError):
 
 class StoreError(OsgymError):
     """Raised when the dataset store cannot read or write."""
+
+
+class ServerLost(OsgymError):
+    """Raised when an ``osgym serve`` server a client uses stops answering (or restarts): its sessions are gone.
+
+    ``url`` names the server (all of them, comma-separated, when none can take a new session); a new session
+    goes to another server of the client's list (:class:`osgym.serving.servers.ServerSet`), and this one is
+    probed again later.
+    """
+
+    def __init__(self, url: str, message: str) -> None:
+        super().__init__(f"server {url}: {message}")
+        self.url = url
 
 
 ERROR_CLASSES = (*(e.error_class for e in (ReplicaError, TaskError, PolicyError, EvaluatorError, EpisodeTimeout)),

@@ -10,14 +10,19 @@
 * :mod:`~osgym.serving.openenv`: OpenEnv's protocol under ``/openenv`` (its client's WebSocket session);
 * :mod:`~osgym.serving.liveview`: view-only noVNC pages of sessions (websockify, view tokens);
 * :mod:`~osgym.serving.server`: ``osgym serve`` (pool, writer, manager, uvicorn);
-* :mod:`~osgym.serving.gym_env`: ``gymnasium.make("osgym/Desktop-v0")`` and the group-reset vector env.
+* :mod:`~osgym.serving.servers`: :class:`ServerSet`, a client's list of servers (placement by free capacity,
+  a lost server's sessions ended with ``ServerLost``); :mod:`~osgym.serving.osgym_client`: OSGym's protocol over it;
+* :mod:`~osgym.serving.gym_env`: ``gymnasium.make("osgym/Desktop-v0")`` and the group-reset vector env
+  (:mod:`~osgym.serving.gym_backends`: its sessions in this process or on servers).
 """
 
 from osgym.serving.auth import Access
 from osgym.serving.client_task import load_client_task
 from osgym.serving.limits import ObservationOptions, ServeLimits
+from osgym.serving.osgym_client import OSGymClient
 from osgym.serving.server import ServeConfig, ServerThread, serve, serving
+from osgym.serving.servers import ServerSet, ServerTimeouts
 from osgym.serving.sessions import SessionManager
 
-__all__ = ["Access", "ObservationOptions", "ServeConfig", "ServeLimits", "ServerThread", "SessionManager",
-           "load_client_task", "serve", "serving"]
+__all__ = ["Access", "OSGymClient", "ObservationOptions", "ServeConfig", "ServeLimits", "ServerSet", "ServerThread",
+           "ServerTimeouts", "SessionManager", "load_client_task", "serve", "serving"]

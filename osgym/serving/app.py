@@ -16,8 +16,9 @@ the operator's limit); ``finish()`` or ``call_user()`` evaluates the task and ``
 The native API, under ``/v1``: ``POST /v1/sessions`` (a task file, or a built-in suite and seed;
 observation options), ``POST /v1/sessions/{id}/step`` (typed computer_13 actions, or text in any
 registered action format), ``GET /v1/sessions/{id}/observation``, ``DELETE /v1/sessions/{id}``,
-``GET /v1/formats`` and ``GET /v1/health`` (the only route without a token); ``GET /metrics``, the server's
-Prometheus metrics (:mod:`osgym.serving.metrics`).
+``GET /v1/formats``, ``GET /v1/capacity`` (the caller's free sessions here, for clients that spread
+sessions over servers: :mod:`osgym.serving.servers`) and ``GET /v1/health`` (the only route without a token);
+``GET /metrics``, the server's Prometheus metrics (:mod:`osgym.serving.metrics`).
 
 The live view (:mod:`osgym.serving.liveview`): ``POST /v1/sessions/{id}/view`` issues a view token
 to the session's owner; ``GET /view/{token}/...`` serves noVNC under that token (a browser sends no
@@ -241,6 +242,10 @@ def create_app(manager: SessionManager, access: Access, views: LiveViews | None 
     def health() -> dict[str, Any]:
         return {"status": "ok", "sessions": len(manager), "replicas_healthy": manager.pool.healthy,
                 "screen": list(manager.pool.screen)}
+
+    @app.get("/v1/capacity")
+    def capacity(who: str = Depends(owner)) -> dict[str, Any]:
+        return manager.capacity(who)
 
     @app.get("/v1/formats")
     def formats(_who: str = Depends(owner)) -> dict[str, Any]:

@@ -3,7 +3,9 @@
 ``gymnasium.make("osgym/Desktop-v0", ...)`` (after ``import osgym.serving.gym_env``, or through the
 ``gymnasium.envs`` entry point of an installed osgym) gives a :class:`DesktopEnv` over one of:
 
-* a server: ``url="http://host:20000", token=...`` (``osgym serve``'s native ``/v1`` API);
+* servers: ``url="http://host:20000", token=...`` (``osgym serve``'s native ``/v1`` API), or a list of
+  URLs: each session goes to the server with the most free capacity, and a session whose server is lost
+  ends with :class:`~osgym.errors.ServerLost` naming it (:mod:`osgym.serving.servers`);
 * a :class:`~osgym.serving.sessions.SessionManager` in this process (``manager=``), shared by many envs;
 * its own one-replica pool (``image=`` or ``tier=``), closed with the env.
 
@@ -18,7 +20,9 @@ step returns the same observation, reward 0 and ``info["error"]`` naming the pro
 screen); ``options={"task": {...}}`` runs that task file instead. :class:`DesktopVectorEnv` steps its
 sub-envs in parallel threads, and its ``reset(seed=s)`` is a *group reset*: sub-env ``i`` gets seed
 ``s + i // group_size``, so each group of ``group_size`` replicas is set up from the same task and seed
-(GRPO's N samples of one prompt). ``gymnasium.make_vec("osgym/Desktop-v0", num_envs=N,
+(GRPO's N samples of one prompt), and over several servers each group is placed on one server; a sub-env
+whose server is lost ends its episode (``truncated``, ``info["error"]`` naming the server) and is reset on
+another at its next step. ``gymnasium.make_vec("osgym/Desktop-v0", num_envs=N,
 vectorization_mode="vector_entry_point", group_size=N)`` builds it; Gymnasium's own ``SyncVectorEnv``
 and ``AsyncVectorEnv`` work too, and group-reset with ``reset(seed=[s] * N)`` (the async one over a
 server, with ``vector_kwargs={"shared_memory": False}``: instructions are any text, not a fixed charset).
@@ -26,15 +30,14 @@ server, with ``vector_kwargs={"shared_memory": False}``: instructions are any te
 
 from __future__ import annotations
 
+import contextlib
 import io
 import string
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 import gymnasium
-import httpx
 import numpy as np
 from gymnasium import spaces
 from gymnasium.vector import AutoresetMode, VectorEnv
@@ -42,14 +45,13 @@ from gymnasium.vector.utils import batch_space
 from numpy.typing import NDArray
 from PIL import Image
 
-from osgym.agents.formats import ReplyContext, get_format
-from osgym.errors import OsgymError, PolicyError
-from osgym.replicas.actions import Action, parse_action
+from osgym.agents.formats import get_format
+from osgym.errors import ConfigError, OsgymError, PolicyError, ServerLost
 from osgym.replicas.pool import ReplicaPool
-from osgym.serving.client_task import load_client_task
+from osgym.serving.gym_backends import Backend, Frame, HttpBackend, LocalBackend
 from osgym.serving.limits import ObservationOptions, ServeLimits
+from osgym.serving.servers import Server, ServerSet
 from osgym.serving.sessions import SessionManager
-from osgym.suites import generate
 from osgym.tasks.spec import TaskSpec
 
 __all__ = ["ENV_ID", "DesktopEnv", "DesktopVectorEnv", "HttpBackend", "LocalBackend", "register_envs"]
@@ -57,7 +59,6 @@ __all__ = ["ENV_ID", "DesktopEnv", "DesktopVectorEnv", "HttpBackend", "LocalBack
 ENV_ID = "osgym/Desktop-v0"
 DEFAULT_SCREEN = (1280, 800)
 MAX_TEXT = 20_000
-LOCAL_OWNER = "local"
 
 
 class AnyText(spaces.Text):
@@ -87,137 +88,6 @@ class ActionText(AnyText):
         return "WAIT"
 
 
-@dataclass
-class Frame:
-    """One observation as a backend returns it: the encoded screenshot and the task's instruction."""
-
-    screenshot: bytes
-    instruction: str
-
-
-@dataclass
-class Outcome:
-    frame: Frame
-    reward: float
-    terminated: bool
-    truncated: bool
-    termination: str | None = None
-    error: str | None = None
-
-
-class Backend(Protocol):
-    """Where sessions live: this process (:class:`LocalBackend`) or a server (:class:`HttpBackend`)."""
-
-    def open(self, task: TaskSpec | dict[str, Any] | None, suite: str, template: str | None, seed: int,
-             observation: ObservationOptions) -> tuple[int, Frame]: ...
-    def step(self, session_id: int, action: str | list[dict[str, Any]], action_format: str) -> Outcome: ...
-    def end(self, session_id: int) -> None: ...
-    def close(self) -> None: ...
-
-
-class LocalBackend:
-    """Sessions on a :class:`SessionManager` in this process; with ``own_pool``, it closes the pool too."""
-
-    def __init__(self, manager: SessionManager, own_pool: bool = False) -> None:
-        self.manager = manager
-        self.own_pool = own_pool
-
-    def open(self, task: TaskSpec | dict[str, Any] | None, suite: str, template: str | None, seed: int,
-             observation: ObservationOptions) -> tuple[int, Frame]:
-        if isinstance(task, dict):
-            task = load_client_task(task)
-        spec = task or generate(suite, 1, seed, [template] if template else None)[0]
-        s = self.manager.open(LOCAL_OWNER, spec, seed=seed, options=observation)
-        return s.id, Frame(s.observation.screenshot, spec.instruction)
-
-    def step(self, session_id: int, action: str | list[dict[str, Any]], action_format: str) -> Outcome:
-        session = self.manager.get(LOCAL_OWNER, session_id)
-        actions: list[Action]
-        if isinstance(action, str):
-            obs = session.observation
-            ctx = ReplyContext(image_size=(obs.width, obs.height), screen=obs.screen)
-            actions = get_format(action_format).parse(action, ctx)[1]
-        else:
-            actions = [parse_action(a) for a in action]
-        out = self.manager.step(LOCAL_OWNER, session_id, actions)
-        frame = Frame(out.observation.screenshot, session.task.instruction)
-        return Outcome(frame, out.reward, out.terminated, out.truncated, out.termination, out.error)
-
-    def end(self, session_id: int) -> None:
-        try:
-            self.manager.close(LOCAL_OWNER, session_id)
-        except OsgymError:
-            pass  # already ended (finished, reclaimed)
-
-    def close(self) -> None:
-        if self.own_pool:
-            self.manager.shutdown()
-            self.manager.pool.close()
-
-
-class HttpBackend:
-    """Sessions on an ``osgym serve`` server, through its native ``/v1`` API (one keep-alive client)."""
-
-    def __init__(self, url: str, token: str | None = None, timeout: float = 300.0) -> None:
-        headers = {"Authorization": f"Bearer {token}"} if token else {}
-        self.http = httpx.Client(base_url=url.rstrip("/"), headers=headers, timeout=timeout)
-
-    def _call(self, method: str, path: str, **kw: Any) -> dict[str, Any]:
-        try:
-            r = self.http.request(method, path, **kw)
-        except httpx.HTTPError as exc:
-            raise OsgymError(f"{method} {self.http.base_url}{path}: {type(exc).__name__}: {exc}") from exc
-        if r.status_code == 400:
-            raise PolicyError(_message(r))
-        if r.status_code >= 400:
-            raise OsgymError(f"{method} {path}: {r.status_code} {_message(r)}")
-        body: dict[str, Any] = r.json()
-        return body
-
-    def screen(self) -> tuple[int, int]:
-        """The server's screen size (its health route says it; no token needed)."""
-        width, height = self._call("GET", "/v1/health")["screen"]
-        return int(width), int(height)
-
-    def open(self, task: TaskSpec | dict[str, Any] | None, suite: str, template: str | None, seed: int,
-             observation: ObservationOptions) -> tuple[int, Frame]:
-        body: dict[str, Any] = {"seed": seed, "observation": observation.model_dump()}
-        if task is not None:
-            body["task"] = task.model_dump(mode="json", exclude_none=True) if isinstance(task, TaskSpec) else task
-        else:
-            body["suite"], body["template"] = suite, template
-        out = self._call("POST", "/v1/sessions", json=body)
-        return int(out["session_id"]), _frame(out["observation"])
-
-    def step(self, session_id: int, action: str | list[dict[str, Any]], action_format: str) -> Outcome:
-        body = {"text": action, "format": action_format} if isinstance(action, str) else {"actions": action}
-        out = self._call("POST", f"/v1/sessions/{session_id}/step", json=body)
-        return Outcome(_frame(out["observation"]), float(out["reward"]), bool(out["terminated"]),
-                       bool(out["truncated"]), out.get("termination"), out.get("error"))
-
-    def end(self, session_id: int) -> None:
-        try:
-            self.http.delete(f"/v1/sessions/{session_id}")
-        except httpx.HTTPError:
-            pass  # the server reclaims it after its idle timeout anyway
-
-    def close(self) -> None:
-        self.http.close()
-
-
-def _message(r: httpx.Response) -> str:
-    try:
-        return str(r.json().get("message", r.text))
-    except ValueError:
-        return r.text[:500]
-
-
-def _frame(obs: dict[str, Any]) -> Frame:
-    import base64
-
-    return Frame(base64.b64decode(obs["screenshot"]), str(obs["instruction"]))
-
-
 def _decode(data: bytes) -> NDArray[np.uint8]:
     with Image.open(io.BytesIO(data)) as img:
         return np.asarray(img.convert("RGB"), dtype=np.uint8).copy()
@@ -227,7 +97,8 @@ class DesktopEnv(gymnasium.Env[dict[str, Any], Any]):
     """One desktop replica per episode, as a Gymnasium environment (see the module docstring).
 
     Args:
-        url, token: an ``osgym serve`` server and its bearer token.
+        url, token: an ``osgym serve`` server (a URL), several (a list of URLs, or a
+            :class:`~osgym.serving.servers.ServerSet` shared with other envs) and their bearer token.
         manager: a session manager in this process (shared with other envs).
         image, tier: otherwise, the env starts its own one-replica pool of this image (or tier).
         screen: the replicas' screen, which is the image shape (default: the server's or the manager's pool's;
@@ -241,7 +112,8 @@ class DesktopEnv(gymnasium.Env[dict[str, Any], Any]):
 
     metadata = {"render_modes": ["rgb_array"]}
 
-    def __init__(self, *, url: str | None = None, token: str | None = None, manager: SessionManager | None = None,
+    def __init__(self, *, url: str | Sequence[str] | ServerSet | None = None, token: str | None = None,
+                 manager: SessionManager | None = None,
                  image: str | None = None, tier: str = "desktop", screen: tuple[int, int] | None = None,
                  suite: str = "desktop-basics", template: str | None = None,
                  task: TaskSpec | dict[str, Any] | None = None, action_format: str = "osgym",
@@ -258,7 +130,11 @@ class DesktopEnv(gymnasium.Env[dict[str, Any], Any]):
         if url is not None:
             http = HttpBackend(url, token)
             self.backend = http
-            screen = screen or http.screen()
+            try:
+                screen = screen or http.screen()
+            except OsgymError:
+                http.close()
+                raise
         elif manager is not None:
             self.backend = LocalBackend(manager)
             screen = manager.pool.screen
@@ -284,7 +160,7 @@ class DesktopEnv(gymnasium.Env[dict[str, Any], Any]):
             "instruction": AnyText(MAX_TEXT, min_length=0, charset=string.printable),
         })
         self.action_space = ActionText(screen, action_format)
-        self._session: int | None = None
+        self._session: Any = None
         self._last: dict[str, Any] | None = None
         self._closed = False
 
@@ -295,20 +171,37 @@ class DesktopEnv(gymnasium.Env[dict[str, Any], Any]):
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None
               ) -> tuple[dict[str, Any], dict[str, Any]]:
-        """End the current episode (if any), start one: ``options["task"]``, or a suite variant drawn with ``seed``."""
+        """End the current episode (if any), start one: ``options["task"]``, or a suite variant drawn with ``seed``.
+
+        ``options["server"]``: over several servers, the URL of the one to open the session on (else the one
+        with the most free capacity). ``info`` holds ``session_id`` and ``seed`` (over servers, ``server`` too).
+
+        Raises:
+            ServerLost: if every server is down (or ``options["server"]`` is).
+        """
         super().reset(seed=seed)
         self._end()
         options = options or {}
         task = options.get("task", self.task)
         variant_seed = seed if seed is not None else int(self.np_random.integers(2**31))
-        sid, frame = self.backend.open(task, options.get("suite", self.suite), options.get("template", self.template),
-                                       variant_seed, self.observation_options)
-        self._session = sid
-        return self._obs(frame), {"session_id": sid, "seed": variant_seed}
+        server = None
+        if options.get("server") is not None:
+            if not isinstance(self.backend, HttpBackend):
+                raise ConfigError("options['server']: only an env over servers (url=) places sessions")
+            server = self.backend.servers.server(str(options["server"]))
+        handle, frame = self.backend.open(task, options.get("suite", self.suite),
+                                          options.get("template", self.template), variant_seed,
+                                          self.observation_options, server)
+        self._session = handle
+        return self._obs(frame), {**self.backend.info(handle), "seed": variant_seed}
 
     def step(self, action: str | dict[str, Any] | Sequence[dict[str, Any]]
              ) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:
-        """Act on the replica; see the module docstring for rewards, endings and invalid actions."""
+        """Act on the replica; see the module docstring for rewards, endings and invalid actions.
+
+        Raises:
+            ServerLost: if the session's server is lost (or restarted): the episode is gone; reset to go on.
+        """
         if self._session is None or self._last is None:
             raise gymnasium.error.ResetNeeded("call reset() before step(), and after an episode ends")
         typed = [action] if isinstance(action, dict) else action if not isinstance(action, str) else None
@@ -318,12 +211,23 @@ class DesktopEnv(gymnasium.Env[dict[str, Any], Any]):
         except PolicyError as exc:  # nothing ran: the same screen again
             last = {"image": self._last["image"].copy(), "instruction": self._last["instruction"]}
             return last, 0.0, False, False, {"error": str(exc)}
+        except ServerLost:
+            self._session = None  # gone with its server
+            raise
         info: dict[str, Any] = {"termination": out.termination}
         if out.error:
             info["error"] = out.error
         if out.terminated or out.truncated:
             self._session = None  # the server ended it and gave its replica back
         return self._obs(out.frame), out.reward, out.terminated, out.truncated, info
+
+    @property
+    def server(self) -> str | None:
+        """The URL of the server that holds the current session (None: no session, or not on a server)."""
+        if self._session is None:
+            return None
+        url: str | None = self.backend.info(self._session).get("server")
+        return url
 
     def render(self) -> NDArray[np.uint8] | None:
         if self.render_mode != "rgb_array" or self._last is None:
@@ -352,6 +256,12 @@ class DesktopVectorEnv(VectorEnv[Any, Any, Any]):
     shared by its sub-envs, and closes it with the vector env. Sub-envs that end are reset at the
     next step (Gymnasium's next-step autoreset).
 
+    Over several servers (``url`` a list) the sub-envs share one :class:`~osgym.serving.servers.ServerSet`:
+    ``reset`` places each group on one server (the one with the most free capacity for the whole group; a
+    group whose server is lost while it opens is placed again on another), and a sub-env whose server is
+    lost mid-episode returns ``truncated`` with ``info["error"]`` naming the server (``ServerLost: ...``),
+    then is reset on a server that is up at its next step.
+
     Args:
         num_envs: sub-envs (replicas in use at once).
         group_size: sub-envs per group; ``reset(seed=s)`` gives group ``g`` the seed ``s + g``, so each
@@ -367,7 +277,19 @@ class DesktopVectorEnv(VectorEnv[Any, Any, Any]):
             raise OsgymError(f"num_envs: expected >= 1, actual {num_envs}")
         self.group_size = group_size or num_envs
         self._own: SessionManager | None = None
-        if kwargs.get("url") is None and kwargs.get("manager") is None:
+        self._servers: ServerSet | None = None
+        url = kwargs.get("url")
+        self._given_servers = url if isinstance(url, ServerSet) else None
+        if url is not None:
+            self._servers = url if isinstance(url, ServerSet) else ServerSet(url, kwargs.get("token"))
+            kwargs["url"] = self._servers
+            try:
+                kwargs["screen"] = kwargs.get("screen") or HttpBackend(self._servers).screen()  # asked once
+            except OsgymError:
+                if self._servers is not self._given_servers:
+                    self._servers.close()
+                raise
+        if url is None and kwargs.get("manager") is None:
             from osgym.collection.collector import new_run_id
             from osgym.replicas.images import ensure_image
 
@@ -381,7 +303,12 @@ class DesktopVectorEnv(VectorEnv[Any, Any, Any]):
                                  max_sessions_per_owner=num_envs)
             self._own = SessionManager(pool, run_id=new_run_id(), image=tag, limits=limits)
             kwargs["manager"] = self._own
-        self.envs = [DesktopEnv(**kwargs) for _ in range(num_envs)]
+        try:
+            self.envs = [DesktopEnv(**kwargs) for _ in range(num_envs)]
+        except BaseException:
+            if self._servers is not None and self._servers is not self._given_servers:
+                self._servers.close()
+            raise
         self.num_envs = num_envs
         self.single_observation_space = self.envs[0].observation_space
         self.single_action_space = self.envs[0].action_space
@@ -404,25 +331,65 @@ class DesktopVectorEnv(VectorEnv[Any, Any, Any]):
             seeds = [seed + i // self.group_size for i in range(self.num_envs)]
         else:
             seeds = list(seed)
-        results = list(self._threads.map(lambda i: self.envs[i].reset(seed=seeds[i], options=options),
-                                          range(self.num_envs)))
+        if self._servers is None:
+            results = list(self._threads.map(lambda i: self.envs[i].reset(seed=seeds[i], options=options),
+                                              range(self.num_envs)))
+        else:
+            results = self._reset_groups(self._servers, seeds, options or {})
         self._needs_reset = [False] * self.num_envs
-        infos = {"session_id": np.array([r[1]["session_id"] for r in results]),
-                 "seed": np.array([r[1]["seed"] for r in results])}
+        infos: dict[str, Any] = {key: np.array([r[1][key] for r in results]) for key in ("session_id", "seed", "server")
+                 if key in results[0][1]}
         return self._batch([r[0] for r in results]), infos
+
+    def _reset_groups(self, servers: ServerSet, seeds: list[int | None], options: dict[str, Any]
+                      ) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+        """Reset every group on one server each; a group whose server is lost meanwhile goes to another."""
+        groups = [list(range(g, min(g + self.group_size, self.num_envs)))
+                  for g in range(0, self.num_envs, self.group_size)]
+        tried: list[list[Server]] = [[] for _ in groups]
+        results: list[Any] = [None] * self.num_envs
+        todo = list(range(len(groups)))
+        while todo:
+            with contextlib.ExitStack() as held:  # every group's places, held until its sessions opened
+                placed = {g: held.enter_context(servers.reserve(len(groups[g]), exclude=tried[g])) for g in todo}
+
+                def one(i: int, server: Server) -> Any:
+                    try:
+                        return self.envs[i].reset(seed=seeds[i], options={**options, "server": server.url})
+                    except ServerLost as exc:
+                        return exc
+
+                jobs = [(i, placed[g]) for g in todo for i in groups[g]]
+                for (i, _), out in zip(jobs, self._threads.map(lambda job: one(*job), jobs), strict=True):
+                    results[i] = out
+            lost = [g for g in todo if any(isinstance(results[i], ServerLost) for i in groups[g])]
+            for g in lost:
+                tried[g].append(placed[g])
+                for i in groups[g]:
+                    self.envs[i]._end()  # the group's sessions that did open: it starts again elsewhere
+            todo = lost
+        return results
+
+    def _step_one(self, i: int, action: Any) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:
+        env = self.envs[i]
+        if self._needs_reset[i]:
+            obs, info = env.reset()
+            return obs, 0.0, False, False, info
+        last = env._last
+        try:
+            return env.step(action)
+        except ServerLost as exc:  # the episode is gone: truncated, reset on a server that is up next step
+            assert last is not None
+            return last, 0.0, False, True, {"error": f"ServerLost: {exc}"}
 
     def step(self, actions: Any) -> tuple[dict[str, Any], NDArray[np.float64], NDArray[np.bool_],
                                           NDArray[np.bool_], dict[str, Any]]:
-        def one(i: int) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:
-            if self._needs_reset[i]:
-                obs, info = self.envs[i].reset()
-                return obs, 0.0, False, False, info
-            return self.envs[i].step(actions[i])
-
-        results = list(self._threads.map(one, range(self.num_envs)))
+        results = list(self._threads.map(lambda i: self._step_one(i, actions[i]), range(self.num_envs)))
         self._needs_reset = [r[2] or r[3] for r in results]
         infos = {"termination": np.array([r[4].get("termination") for r in results], dtype=object),
                  "error": np.array([r[4].get("error") for r in results], dtype=object)}
+        if self._servers is not None:  # where each sub-env's session is now (None: it has none)
+            infos["server"] = np.array([e.server for e in self.envs], dtype=object)
         return (self._batch([r[0] for r in results]), np.array([r[1] for r in results], dtype=np.float64),
                 np.array([r[2] for r in results]), np.array([r[3] for r in results]), infos)
 
@@ -435,6 +402,8 @@ class DesktopVectorEnv(VectorEnv[Any, Any, Any]):
         if self._own is not None:
             self._own.shutdown()
             self._own.pool.close()
+        if self._servers is not None and self._servers is not self._given_servers:
+            self._servers.close()
 
 
 def register_envs() -> None:

@@ -152,6 +152,24 @@ class SessionManager:
         with self._lock:
             return sorted(s.id for s in self._sessions.values() if s.owner == owner)
 
+    def capacity(self, owner: str) -> dict[str, Any]:
+        """What a client needs to place its next sessions (``GET /v1/capacity``): ``free`` is how many more
+        ``owner`` may open here without waiting on the server's limits.
+
+        ``session_limit`` is the replicas the pool keeps (one per session); ``replicas_free`` the ready ones
+        a lease takes now; ``run_id`` names this server process (another one after a restart).
+        """
+        with self._lock:
+            sessions = len(self._sessions)
+            opening = sum(self._opening.values())
+            mine = sum(s.owner == owner for s in self._sessions.values()) + self._opening.get(owner, 0)
+        limit = self.pool.target
+        free = 0 if self._closed.is_set() else max(0, min(limit - sessions - opening,
+                                                          self.limits.max_sessions_per_owner - mine))
+        return {"free": free, "sessions": sessions, "opening": opening, "session_limit": limit,
+                "replicas_free": self.pool.idle, "leases_waiting": self.pool.waiting, "sessions_of_client": mine,
+                "sessions_per_client": self.limits.max_sessions_per_owner, "run_id": self.run_id}
+
     def get(self, owner: str, session_id: int) -> Session:
         """The owner's live session ``session_id``, touched (its idle clock restarts).
 

@@ -87,3 +87,4 @@ def test_bad_opens_and_bodies(server: tuple[Serving, str], http: httpx.Client) -
     health = httpx.get(f"{server[1]}/v1/health")  # the one route without a token
     assert health.status_code == 200 and health.json()["status"] == "ok"
     assert httpx.get(f"{server[1]}/v1/formats").status_code == 401
+    assert httpx.get(f"{server[1]}/v1/capacity").status_code == 401  # what a server holds is for its clients
