@@ -47,7 +47,7 @@ import anyio.to_thread
 from fastapi import Depends, FastAPI, Query, Request, WebSocket
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse, RedirectResponse, Response
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
 from osgym.agents.formats import ReplyContext, format_names, get_format, parse_osgym
 from osgym.episodes.episode import StepOutcome
@@ -64,9 +64,10 @@ from osgym.errors import (
 from osgym.replicas.actions import Action, parse_action
 from osgym.replicas.observation import Observation
 from osgym.serving.auth import Access, Caller, Forbidden, Unauthorized, same_origin
+from osgym.serving.bodies import NativeStep, OpenRequest
 from osgym.serving.body_cap import BodyCap
 from osgym.serving.client_task import load_client_task
-from osgym.serving.limits import OSGYM_OBSERVATION, ObservationOptions
+from osgym.serving.limits import OSGYM_OBSERVATION
 from osgym.serving.liveview import LiveViews, ViewUnavailable, relay, vnc_socket_of
 from osgym.serving.metrics import metrics_route
 from osgym.serving.openenv import OPENENV_PREFIX, add_openenv_routes, bearer_from_basic
@@ -119,27 +120,6 @@ class ShutdownRequest(BaseModel):
     """OSGym's ``POST /shutdown`` (``"all"``: every session of this client)."""
 
     vm_id: int | Literal["all"]
-
-
-class OpenRequest(BaseModel):
-    """``POST /v1/sessions``: a task file (``task``), or a built-in ``suite`` variant drawn with ``seed``."""
-
-    model_config = ConfigDict(extra="forbid")
-    task: dict[str, Any] | None = None
-    suite: str | None = None
-    template: str | None = None
-    seed: int = 0
-    observation: ObservationOptions = ObservationOptions()
-    idle_timeout_s: float | None = Field(None, gt=0)
-
-
-class NativeStep(BaseModel):
-    """``POST /v1/sessions/{id}/step``: typed ``actions``, or ``text`` in a registered action ``format``."""
-
-    model_config = ConfigDict(extra="forbid")
-    actions: list[dict[str, Any]] | None = Field(None, max_length=200)
-    text: str | None = Field(None, max_length=20_000)
-    format: str = "osgym"
 
 
 def _b64(data: bytes) -> str:

@@ -44,7 +44,7 @@ from typing import Any
 import anyio.to_thread
 from fastapi import FastAPI, WebSocket
 from fastapi.responses import JSONResponse
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, Field, ValidationError
 from starlette.websockets import WebSocketDisconnect
 
 from osgym.agents.formats import ReplyContext, get_format
@@ -59,8 +59,8 @@ from osgym.errors import (
 from osgym.replicas.actions import Action, parse_action
 from osgym.replicas.observation import Observation
 from osgym.serving.auth import Access, Caller, Forbidden, Unauthorized, same_origin
+from osgym.serving.bodies import NativeStep, OpenRequest
 from osgym.serving.client_task import load_client_task
-from osgym.serving.limits import ObservationOptions
 from osgym.serving.sessions import Session, SessionLimit, SessionManager, SessionNotFound
 from osgym.suites import generate
 
@@ -96,26 +96,17 @@ def bearer_from_basic(authorization: str | None) -> str | None:
 
 # ---- messages -------------------------------------------------------------------------------------------
 
-class ResetData(BaseModel):
-    """A reset's ``data``: the task as ``POST /v1/sessions`` takes it, and OpenEnv's ``episode_id``."""
+class ResetData(OpenRequest):
+    """A reset's ``data``: the task as ``POST /v1/sessions`` takes it (a seed is optional: 0), and OpenEnv's
+    ``episode_id``."""
 
-    model_config = ConfigDict(extra="forbid")
-    task: dict[str, Any] | None = None
-    suite: str | None = None
-    template: str | None = None
-    seed: int | None = Field(None, ge=0)
+    seed: int | None = Field(None, ge=0)  # type: ignore[assignment]
     episode_id: str | None = Field(None, max_length=255)
-    observation: ObservationOptions = ObservationOptions()
-    idle_timeout_s: float | None = Field(None, gt=0)
 
 
-class StepData(BaseModel):
+class StepData(NativeStep):
     """A step's ``data``: typed ``actions``, or ``text`` in a registered action ``format``."""
 
-    model_config = ConfigDict(extra="forbid")
-    actions: list[dict[str, Any]] | None = Field(None, max_length=200)
-    text: str | None = Field(None, max_length=20_000)
-    format: str = "osgym"
     metadata: dict[str, Any] = Field(default_factory=dict, description="OpenEnv's Action field; ignored")
 
 
