@@ -58,7 +58,7 @@ class SecondDaemon:
             "--data-root", str(self.data_root), "--exec-root", str(self.exec_root),
             "--pidfile", str(self.base / "docker.pid"), f"--bridge={self.bridge}", "--iptables=false",
             "--ip-masq=false",
-            "--ip-forward=false", "--cgroup-parent", self.name, "--containerd-namespace", self.name,
+            "--ip-forward=false", "--cgroup-parent", f"/{self.name}", "--containerd-namespace", self.name,
             "--containerd-plugins-namespace", f"{self.name}-plugins", "--storage-driver", "overlay2",
             *self.extra_args,
         ]

@@ -131,6 +131,16 @@ def test_clones_of_a_checkpoint_answer_look_like_it_and_share_nothing(  # type: 
         assert seen == {a.id: "running", b.id: "running"}
         out = client.api.exec_start(client.api.exec_create(b.container.id, ["cat", WARM_FILE], user="user")["Id"])
         assert out == b"warm"
+        # each clone's cgroup mounts show its own cgroup, as a cold container's do: restored from another
+        # process's cgroups, a clone saw every v1 hierarchy from its root and memory from the wrong cgroup
+        for r in clones:
+            def read(path: str, cid: str = r.container.id) -> str:
+                return client.api.exec_start(client.api.exec_create(cid, ["cat", path])).decode()
+            roots = {ln.split()[4]: ln.split()[3] for ln in read("/proc/self/mountinfo").splitlines()
+                     if " - cgroup " in ln}
+            own = {ln.split(":", 2)[2] for ln in read("/proc/1/cgroup").splitlines()}  # the host's paths
+            assert len(own) == 1 and r.container.id in next(iter(own)), own
+            assert roots and set(roots.values()) == own, roots
 
         a.write_file("/home/user/Documents/only-a.txt", b"a\n")
         a.execute("echo a-was-here > /tmp/only-a", shell=True)
