@@ -7,7 +7,8 @@ Usage::
     python3 bench/bench_pool.py reset   [--n 60] [--size 4] [--standby 4] [--hold 2]
     python3 bench/bench_pool.py peak    [--steps 100,200,300] [--screen 1920x1080]
     python3 bench/bench_pool.py idle    [--n 20] [--duration 30]     # CPU of replicas held idle
-    python3 bench/bench_pool.py active  [--levels 20,40,80] [--period 5] [--duration 30]
+    python3 bench/bench_pool.py active  [--levels 20,40,80] [--period 5] [--duration 30] [--tier apps]
+                                        [--profile-out DIR]       # --period 0: back to back
 
 Every benchmark closes its pool in a ``finally`` (and reaps by pool name), so
 nothing is left behind. ``peak`` goes up in steps and stops early when
@@ -32,6 +33,7 @@ import docker
 
 from osgym.analysis.percentile import percentile
 from osgym.replicas import capacity, images
+from osgym.replicas.limits import limits_for
 from osgym.replicas.pool import POOL_LABEL, ReplicaLimits, ReplicaPool, reap
 from osgym.sigterm import exit_on_sigterm
 
@@ -181,8 +183,8 @@ def _load1() -> float:
 @contextmanager
 def held(image: str, args: argparse.Namespace, n: int) -> Iterator[list[Any]]:
     """``n`` ready replicas of one pool, leased for the block and given back after it."""
-    with bench_pool(image, n, standby=0, screen=args.screen, health_interval=0,
-                    limits=ReplicaLimits(mem_mib=args.mem_limit)) as pool:
+    limits = limits_for(args.tier) if args.tier != "desktop" else ReplicaLimits(mem_mib=args.mem_limit)
+    with bench_pool(image, n, standby=0, screen=args.screen, health_interval=0, limits=limits) as pool:
         pool.start()
         replicas = [pool.acquire() for _ in range(n)]
         try:
@@ -251,17 +253,106 @@ def step_at_pace(replicas: list[Any], period: float, duration: float,
 
 
 def _active_level(image: str, args: argparse.Namespace, level: int) -> None:
+    """One level of ``active``: the replicas held idle for ``--idle`` s (the floor), then stepped for ``--duration`` s.
+
+    Machine CPU is the replicas' cgroups plus the host-side share: this process (the stepping client and
+    the pool) and the replicas' containerd shims. Docker's daemons and the whole machine are read too, for
+    context only (other work shares them). The step profile (CPU per step above the idle floor, mean step
+    time, idle floor, memory) is what ``osgym pool plan --think-time --step-profile`` prices."""
     with held(image, args, level) as replicas:
-        cpu0 = _cpu_seconds()
         ids = [r.container.id for r in replicas]
-        rcpu0 = _container_cpu_seconds(ids)
+        shims = _shim_pids(ids)
+        time.sleep(args.settle)
+        a = _cpu_snapshot(ids, shims)
+        time.sleep(args.idle)
+        b = _cpu_snapshot(ids, shims)
+        mem0 = _mem_mib_each(ids)
         lat, errors = step_at_pace(replicas, args.period, args.duration, args.format)
-        busy = (_cpu_seconds() - cpu0) / args.duration
-        per_replica = (_container_cpu_seconds(ids) - rcpu0) / args.duration / level
+        c = _cpu_snapshot(ids, shims)
+        mem = (mem0 + _mem_mib_each(ids)) / 2
+    idle_wall, wall = b["t"] - a["t"], c["t"] - b["t"]
+    idle_each = {k: (b[k] - a[k]) / idle_wall / level for k in ("replicas", "host_side")}
+    active_each = {k: (c[k] - b[k]) / wall / level for k in ("replicas", "host_side")}
+    floor = sum(idle_each.values())
+    cpu_per_step = max(0.0, ((c["replicas"] + c["host_side"]) - (b["replicas"] + b["host_side"])
+                             - floor * level * wall) / max(len(lat), 1))
+    step_s = statistics.fmean(lat) if lat else 0.0
+    think = max(0.0, args.period - step_s)
+    profile = {"tier": args.tier, "screen": "x".join(map(str, args.screen)), "replicas": level,
+               "period_s": args.period, "think_s": think, "cpu_per_step_s": cpu_per_step, "step_s": step_s,
+               "idle_cores": floor, "mem_mib": mem, "steps": len(lat),
+               "source": f"measured: bench_pool.py active, {level} {args.tier} replicas at "
+                         f"{'x'.join(map(str, args.screen))}, a step every {args.period:g} s "
+                         f"({'back to back' if args.period == 0 else 'paced'}), {time.strftime('%Y-%m-%d %H:%M')} "
+                         f"UTC, load1 {_load1():.1f}"}
     emit(bench="active_density", replicas=level, period_s=args.period, steps=len(lat), errors=len(errors),
          p50_ms=percentile(lat, 50) * 1e3, p95_ms=percentile(lat, 95) * 1e3, format=args.format, screen=args.screen,
-         machine_cores_busy=busy, replica_cores_each=per_replica, load1=_load1(),
-         first_error=errors[0] if errors else None)
+         tier=args.tier, machine_cores_busy=(c["machine"] - b["machine"]) / wall,
+         machine_cores_busy_idle=(b["machine"] - a["machine"]) / idle_wall,
+         dockerd_containerd_cores=(c["daemons"] - b["daemons"]) / wall,
+         replica_cores_each=active_each["replicas"], host_side_cores_each=active_each["host_side"],
+         machine_cores_each=sum(active_each.values()), idle_replica_cores_each=idle_each["replicas"],
+         idle_host_side_cores_each=idle_each["host_side"], mem_mib_each=mem, load1=_load1(),
+         first_error=errors[0] if errors else None, step_profile=profile)
+    if args.profile_out:
+        os.makedirs(args.profile_out, exist_ok=True)
+        name = f"{args.tier}-{'nonstop' if args.period == 0 else f'{args.period:g}s'}-{level}.json"
+        with open(os.path.join(args.profile_out, name), "w") as f:
+            json.dump(profile, f, indent=1)
+
+
+def _shim_pids(ids: list[str]) -> list[int]:
+    """The containerd shims of these containers (each names its container's id on its command line)."""
+    want = set(ids)
+    pids = []
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                with open(f"/proc/{d}/cmdline", "rb") as f:
+                    argv = f.read().split(b"\0")
+            except OSError:
+                continue
+            if argv and b"containerd-shim" in argv[0] and any(a.decode(errors="replace") in want for a in argv):
+                pids.append(int(d))
+    return pids
+
+
+def _proc_cpu_seconds(pid: int) -> float:
+    """A process's user + system CPU seconds (its threads included), 0 if it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rpartition(")")[2].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _daemon_pids() -> list[int]:
+    pids = []
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                with open(f"/proc/{d}/comm") as f:
+                    if f.read().strip() in ("dockerd", "containerd"):
+                        pids.append(int(d))
+            except OSError:
+                continue
+    return pids
+
+
+def _cpu_snapshot(ids: list[str], shims: list[int]) -> dict[str, float]:
+    return {"t": time.monotonic(), "replicas": _container_cpu_seconds(ids),
+            "host_side": _proc_cpu_seconds(os.getpid()) + sum(_proc_cpu_seconds(p) for p in shims),
+            "daemons": sum(_proc_cpu_seconds(p) for p in _daemon_pids()), "machine": _cpu_seconds()}
+
+
+def _mem_mib_each(ids: list[str]) -> float:
+    """Mean memory per replica now: its processes' PSS (root), else the cgroup's working set."""
+    from osgym.replicas import accounting
+
+    found = [accounting.find_cgroup(cid) for cid in ids]
+    readings = [accounting.read(p) for p in found if p is not None]
+    return statistics.fmean(r.mem_bytes for r in readings) / 2**20 if readings else 0.0
 
 
 def _container_cpu_seconds(ids: list[str]) -> float:
@@ -300,6 +391,10 @@ def main() -> None:
     ap.add_argument("--period", type=float, default=5.0)
     ap.add_argument("--duration", type=float, default=30.0)
     ap.add_argument("--format", default="png")
+    ap.add_argument("--tier", default="desktop", choices=images.TIERS, help="the image tier (and its limits)")
+    ap.add_argument("--settle", type=float, default=15.0, help="active: seconds held before the idle floor")
+    ap.add_argument("--idle", type=float, default=20.0, help="active: seconds of the idle floor")
+    ap.add_argument("--profile-out", help="active: a directory for each level's step profile (JSON)")
     ap.add_argument("--runtime", help="OCI runtime of the replicas (runc, crun); default: the daemon's")
     args = ap.parse_args()
     if args.runtime:
@@ -307,7 +402,7 @@ def main() -> None:
     print(f"runtime: {args.runtime or 'the daemon default'}", flush=True)
     w, _, h = args.screen.partition("x")
     args.screen = (int(w), int(h))
-    image = args.image or images.ensure_image("desktop")
+    image = args.image or images.ensure_image(args.tier)
     {"cold": cold, "rate": rate, "reset": reset, "peak": peak, "idle": idle, "active": active}[args.bench](image, args)
 
 

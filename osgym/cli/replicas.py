@@ -148,16 +148,39 @@ def pool_plan(
     mem_limit: Annotated[int, typer.Option(help="per-replica memory limit, MiB")] = 512,
     footprint: Annotated[float | None, typer.Option(help="per-replica memory, MiB (overrides the profile)")] = None,
     cpu_per_replica: Annotated[float | None, typer.Option(help="cores per replica (overrides the profile)")] = None,
+    think_time: Annotated[float | None, typer.Option(
+        help="seconds the model thinks between steps (0: nonstop); prices the replica at that pace from a "
+             "measured step profile")] = None,
+    step_every: Annotated[float | None, typer.Option(
+        help="instead of --think-time: one step every SECONDS, start to start (think = this - the step time)")] = None,
+    tier: Annotated[str, typer.Option(help="with --think-time: the tier whose measured step profile to use")] = (
+        "desktop"),
+    step_profile: Annotated[Path | None, typer.Option(
+        help="with --think-time: a step profile measured by bench/bench_pool.py active --profile-out")] = None,
 ) -> None:
     """How many replicas this host holds, and with --replicas the fleet and its cost, from one cost model.
 
     The profile (cores and memory per replica, replica-seconds, tokens and bytes per episode) is measured
-    by a run (--from-run) or a dataset (--dataset); without either, the benchmark's figure is assumed."""
+    by a run (--from-run) or a dataset (--dataset); without either, the benchmark's figure is assumed.
+    With --think-time, the cores come from a measured step profile at that pace instead: the idle floor
+    plus the CPU per step over (step time + think time)."""
     from osgym.replicas import capacity, cost
 
     try:
         table = cost.load_prices(prices)
-        profile = _plan_profile(store, from_run, dataset)
+        if step_every is not None:
+            if think_time is not None:
+                raise OsgymError("give --think-time or --step-every, not both")
+            think_time = capacity.think_time_for(capacity.step_profile(tier, step_profile), step_every)
+        if think_time is not None:
+            if from_run is not None or dataset is not None or cpu_per_replica is not None:
+                raise OsgymError("--think-time prices a measured step profile (--tier or --step-profile); it does "
+                                 "not combine with --from-run, --dataset or --cpu-per-replica")
+            profile = capacity.at_pace(capacity.step_profile(tier, step_profile), think_time)
+        elif step_profile is not None:
+            raise OsgymError("--step-profile needs --think-time")
+        else:
+            profile = _plan_profile(store, from_run, dataset)
         overrides = {k: v for k, v in (("mem_mib", footprint), ("cores", cpu_per_replica)) if v is not None}
         profile = cost.Profile.model_validate({**profile.model_dump(), **overrides}) if overrides else profile
         p = capacity.plan(capacity.local_resources(), profile, mem_limit_mib=mem_limit)
@@ -171,6 +194,15 @@ def pool_plan(
     if replicas is None:
         if host_size is not None or price is not None:
             raise _fail(OsgymError("fleet sizing needs --replicas"))
+        if think_time is not None:  # the price of a replica-day at this pace, on a packed host
+            try:
+                h = table.host(host)
+            except OsgymError as exc:
+                raise _fail(exc) from exc
+            d = cost.density(h.vcpus, h.memory_gib, profile)
+            day = cost.usd(cost.replica_day_usd(h, d.replicas)) if d.replicas else "no replica fits"
+            console.print(f"at this pace: {day} per replica-day on {h.instance} ({cost.usd(h.usd_per_hour)}/h, "
+                          f"{d.replicas:,} per host, {d.binding} binds)", highlight=False, markup=False)
         return
     try:
         if host_size is not None or price is not None:
