@@ -64,7 +64,8 @@ for idling, and no liveness check (a syscall, and a turn of the GIL among a flow
 
 
 READS = frozenset({"GET", "HEAD", "OPTIONS"})
-"""Methods the control server only reads on: one sent on a connection the server had closed is sent again."""
+"""Methods the control server only reads on (every GET route of ``replica_images/server`` is one): one sent on a
+connection the server had closed is sent again, and one that could not connect is retried (``control.py``)."""
 
 
 class TimedOut(Exception):
