@@ -96,6 +96,7 @@ class App:
         w, h = self.screen.size
         return 200, {"status": "ok", "screen": [w, h], "uptime_s": round(time.time() - self.started, 3),
                      "compat": self.compat, "recording": self.recorder.recording,
+                     "grab": "mit-shm" if self.screen.shm is not None else "socket",
                      "desktop": self.desktop.status() if self.desktop is not None else {}}, None
 
     def screenshot(self, q, body):

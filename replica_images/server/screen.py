@@ -6,6 +6,9 @@ import io
 import sys
 import threading
 
+import png_writer
+import shm
+
 from PIL import Image, ImageGrab
 from Xlib import X, display
 from Xlib.ext import xfixes  # noqa: F401  (registers the extension methods)
@@ -22,6 +25,7 @@ class Screen:
             self.d.xfixes_query_version()
         self._atoms = {}
         self._cursor_cache = None
+        self.shm = shm.open_grabber(display_name, self.root.id, *self.size)
 
     @property
     def size(self):
@@ -30,15 +34,32 @@ class Screen:
 
     def grab(self, cursor=True):
         """The screen as an RGB image; the cursor composited in when asked."""
-        img = ImageGrab.grab(xdisplay=self.name)
-        if img.mode != "RGB":
-            img = img.convert("RGB")
+        img = self._shm("grab")
+        if img is None:
+            img = ImageGrab.grab(xdisplay=self.name)
+            if img.mode != "RGB":
+                img = img.convert("RGB")
         if cursor:
             self._draw_cursor(img)
         return img
 
     def frame_hash(self):
-        return hashlib.blake2b(ImageGrab.grab(xdisplay=self.name).tobytes(), digest_size=16).digest()
+        digest = self._shm("digest")
+        if digest is None:
+            digest = hashlib.blake2b(ImageGrab.grab(xdisplay=self.name).tobytes(), digest_size=16).digest()
+        return digest
+
+    def _shm(self, what):
+        """The shared-memory grabber's answer, or None once it has failed (then the socket's, for good)."""
+        grabber = self.shm
+        if grabber is None:
+            return None
+        try:
+            return getattr(grabber, what)()
+        except OSError as exc:
+            print(f"osgym: screenshots without MIT-SHM from now on: {exc}", file=sys.stderr, flush=True)
+            self.shm = None
+            return None
 
     def _cursor(self):
         """(RGBA image, left, top) of the cursor now; the image is cached by the cursor's serial."""
@@ -67,11 +88,10 @@ class Screen:
         if max_side and max(img.size) > max_side:
             scale = max_side / max(img.size)
             img = img.resize((max(1, round(img.width * scale)), max(1, round(img.height * scale))), Image.BILINEAR)
+        if fmt != "jpeg":
+            return png_writer.encode(img, int(png_level)), img.size
         buf = io.BytesIO()
-        if fmt == "jpeg":
-            img.save(buf, "JPEG", quality=int(quality))
-        else:
-            img.save(buf, "PNG", compress_level=int(png_level))
+        img.save(buf, "JPEG", quality=int(quality))
         return buf.getvalue(), img.size
 
     # ---- windows ----------------------------------------------------------

@@ -67,6 +67,7 @@ def test_ready_means_the_session_is_up(make_pool: Callable[..., ReplicaPool]) ->
         res = replica.execute(SESSION_UP, shell=True, timeout=10)
         assert res.returncode == 0, f"session not up when the replica was ready: {res}"
         assert all(replica.health()["desktop"].values())
+        assert replica.health()["grab"] == "mit-shm"  # the apps tier's screenshots come through shared memory too
 
 
 def test_terminal_returns_the_focused_terminals_text(apps_replica: Replica) -> None:
