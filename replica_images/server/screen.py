@@ -8,7 +8,6 @@ import threading
 
 import png_writer
 import shm
-
 from PIL import Image, ImageGrab
 from Xlib import X, display
 from Xlib.ext import xfixes  # noqa: F401  (registers the extension methods)

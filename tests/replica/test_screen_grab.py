@@ -13,7 +13,8 @@ from osgym.replicas.client import Replica
 
 # The agent's own view of the screen, through the X socket as Pillow reads it (not the server's segment).
 USER_GRAB = ("import base64, io, sys; from PIL import ImageGrab; b = io.BytesIO(); "
-             "ImageGrab.grab(xdisplay=':0').convert('RGB').save(b, 'PNG'); sys.stdout.write(base64.b64encode(b.getvalue()).decode())")
+             "ImageGrab.grab(xdisplay=':0').convert('RGB').save(b, 'PNG'); "
+             "sys.stdout.write(base64.b64encode(b.getvalue()).decode())")
 OSGYM_UID = 990  # the control server's system user (replica_images/desktop/Dockerfile)
 IDLE_S = 15.0  # replica_images/server/shm.py
 SHM_DEST = 0o1000  # <linux/shm.h>: the segment goes with its last attachment
