@@ -45,7 +45,7 @@ class Screen:
     def frame_hash(self):
         digest = self._shm("digest")
         if digest is None:
-            digest = hashlib.blake2b(ImageGrab.grab(xdisplay=self.name).tobytes(), digest_size=16).digest()
+            digest = hashlib.sha256(ImageGrab.grab(xdisplay=self.name).tobytes()).digest()
         return digest
 
     def _shm(self, what):
