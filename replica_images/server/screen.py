@@ -49,7 +49,8 @@ class Screen:
         return digest
 
     def _shm(self, what):
-        """The shared-memory grabber's answer, or None once it has failed (then the socket's, for good)."""
+        """The shared-memory grabber's answer; None for a frame it leaves to the socket, and from the first
+        time it fails on (then every frame is the socket's)."""
         grabber = self.shm
         if grabber is None:
             return None

@@ -6,8 +6,13 @@ That was 11 ms and 9 ms of CPU of every screenshot (and of every look of a ``fra
 2-core host; with the segment the X server writes the frame into memory we read in place, 0.3 ms, and
 what is left is converting its BGRX pixels to RGB (BENCHMARKS.md, "The step, end to end").
 
-The segment is kept between grabs (making one costs its page faults again, more than the socket saved) and
-freed once nobody has grabbed for ``IDLE_S``, so an idle replica, or one being checkpointed, holds no frame.
+A segment costs memory, a frame's 8 MB, and making one costs its page faults (more than the socket saves
+on one frame). So it is made for frames that come close together, a step that follows another within
+``IDLE_S`` (an episode's steps, back to back) and a ``frames`` settle's looks, and freed ``IDLE_S`` after
+the last grab; a frame after a longer pause (a model thinking between steps) comes through the socket as
+before. A replica stepped at a model's pace, idle or being checkpointed holds no segment, and pays nothing
+for it: at that pace its memory, not its CPU, is what a host runs out of (BENCHMARKS.md, "Cost at the
+agent's pace").
 It is created by the server's user with mode 0600, in the replica's own IPC namespace, and marked for
 removal as soon as the X server has attached it: it goes away with the last of the two processes.
 
@@ -24,7 +29,7 @@ import time
 
 from PIL import Image
 
-IDLE_S = 15.0
+IDLE_S = 2.0
 # Pillow frees an image's memory when it goes, and the next frame faults 8 MB in again (5 ms of a 1920x1080
 # screenshot, in the server's threads); while frames are being taken it keeps one frame's block for the next.
 BLOCKS_KEPT = 1
@@ -82,21 +87,29 @@ class ShmGrabber:
         if not self.c or self.xcb.xcb_connection_has_error(self.c):
             raise OSError(f"cannot connect to X display {display_name}")
         self.seg = None  # (xcb segment id, shmid, address) while one is attached
-        self.used_at = 0.0
+        self.used_at = -IDLE_S  # the last frame asked for, through the segment or not
 
     def grab(self):
-        """The screen now, as an RGB image of its own (the segment is reused by the next grab)."""
+        """The screen now, as an RGB image of its own (the segment is reused by the next grab), or None where
+        this frame is better read through the socket (see the module's doc)."""
         with self.lock:
-            return Image.frombuffer("RGB", self.size, self._read(), "raw", "BGRX", 0, 1)
+            buf = self._read()
+            return None if buf is None else Image.frombuffer("RGB", self.size, buf, "raw", "BGRX", 0, 1)
 
     def digest(self):
-        """A hash of the screen's pixels now (for telling whether it changed). SHA-256: on CPUs with SHA
-        instructions 4.6 ms for 8 MB, against 9.6 for BLAKE2b; CRC-32 was faster still, but 32 bits."""
+        """A hash of the screen's pixels now (for telling whether it changed), or None as :meth:`grab`.
+        SHA-256: on CPUs with SHA instructions 4.6 ms for 8 MB, against 9.6 for BLAKE2b; CRC-32 was faster
+        still, but 32 bits."""
         with self.lock:
-            return hashlib.sha256(self._read()).digest()
+            buf = self._read()
+            return None if buf is None else hashlib.sha256(buf).digest()
 
     def _read(self):
+        now, last = time.monotonic(), self.used_at
+        self.used_at = now
         if self.seg is None:
+            if now - last >= IDLE_S:
+                return None
             self._attach()
         xseg, _, addr = self.seg
         w, h = self.size
@@ -112,7 +125,6 @@ class ShmGrabber:
         self.libc.free(reply)
         if depth != 24 or size != self.nbytes:  # 32 bits a pixel, as the segment was sized
             raise OSError(f"MIT-SHM GetImage: depth {depth}, {size} bytes, expected 24 and {self.nbytes}")
-        self.used_at = time.monotonic()
         return (ctypes.c_char * self.nbytes).from_address(addr)
 
     def _attach(self):
@@ -138,7 +150,7 @@ class ShmGrabber:
 
     def _release_when_idle(self, seg):
         while True:
-            time.sleep(IDLE_S / 4)
+            time.sleep(IDLE_S / 2)
             with self.lock:
                 if self.seg is not seg:  # released meanwhile
                     return
@@ -166,8 +178,11 @@ def open_grabber(display_name, root, width, height):
     stderr) where MIT-SHM cannot serve."""
     try:
         grabber = ShmGrabber(display_name, root, width, height)
-        grabber.grab()
+        grabber.used_at = time.monotonic()  # as if a frame had just been taken: this one is read through it
+        if grabber.grab() is None:
+            raise OSError("the first frame was not read through the segment")
         grabber.release()
+        grabber.used_at = -IDLE_S
         return grabber
     except OSError as exc:
         print(f"osgym: screenshots without MIT-SHM: {exc}", file=sys.stderr, flush=True)
