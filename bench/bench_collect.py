@@ -160,11 +160,12 @@ def run_arms(args: argparse.Namespace, tmp: Path) -> None:
     out_path.parent.mkdir(exist_ok=True)
     out_path.write_text(json.dumps(result, indent=2))
     print("| # | arm | episodes | ok | retried | wall s | episodes/min | CPU s | machine CPU-s per episode "
-          "| ready p50 s | setup p50 s |\n|---|---|---|---|---|---|---|---|---|---|---|")
+          "| of it in the replica during the episode | ready p50 s | setup p50 s |\n"
+          "|---|---|---|---|---|---|---|---|---|---|---|---|")
     for i, r in enumerate(runs):
         print(f"| {i + 1} | {r['arm']} | {r['episodes']} | {r['success']} | {r['retried']} | {r['elapsed_s']} | "
-              f"{r['episodes_per_min']} | {r['cpu_s']} | {r['machine_cpu_s_per_episode']} | {r['ready_p50_s']} | "
-              f"{r['setup_p50_s']} |")
+              f"{r['episodes_per_min']} | {r['cpu_s']} | {r['machine_cpu_s_per_episode']} | "
+              f"{r['replica_cpu_s_per_episode']} | {r['ready_p50_s']} | {r['setup_p50_s']} |")
     print("\nmedian wall s: " + ", ".join(f"{a} {m}" for a, m in medians.items()))
     if "overhead_pct" in result:
         print(f"Prefect overhead: {result['overhead_pct']}% of the plain loop's median wall time")
@@ -172,12 +173,15 @@ def run_arms(args: argparse.Namespace, tmp: Path) -> None:
 
 def _p50s(store: Path) -> dict[str, float | None]:
     """Medians over the run's dataset: seconds from a replica's start request to ready (its pool's ``ready``
-    events), and an episode's setup (the task's app opened: Calc, for sheet-save-csv)."""
+    events), and an episode's setup (the task's app opened: Calc, for sheet-save-csv); and the mean CPU-s its
+    replica used during an episode (its cgroup, lease to release: setup, steps, evaluation), the part of the
+    machine's CPU per episode that is inside the replica while it works."""
     import duckdb
 
-    out: dict[str, float | None] = {"ready_p50_s": None, "setup_p50_s": None}
+    out: dict[str, float | None] = {"ready_p50_s": None, "setup_p50_s": None, "replica_cpu_s_per_episode": None}
     for key, table, sql in (("ready_p50_s", "pool_events", "median(elapsed_s) filter (where event = 'ready')"),
-                            ("setup_p50_s", "episodes", "median(setup_s)")):
+                            ("setup_p50_s", "episodes", "median(setup_s)"),
+                            ("replica_cpu_s_per_episode", "episodes", "avg(cpu_s)")):
         files = [str(f) for f in store.glob(f"*/{table}/*/*.parquet")]
         rows = duckdb.sql(f"select {sql} from read_parquet({files})").fetchall() if files else []
         out[key] = round(rows[0][0], 3) if rows and rows[0][0] is not None else None

@@ -2,7 +2,7 @@
 # ABBA: the step before and after the cut, both tiers, both formats
 cd /work/main
 OUT=bench/results/step-cut-2026-12-06
-declare -A NEW=([apps]=osgym/apps:44ba7d8f5879 [desktop]=osgym/desktop:917bcf54f6df)
+declare -A NEW=([apps]=osgym/apps:13b3a77185b0 [desktop]=osgym/desktop:e9d3aee945c2)
 declare -A OLD=([apps]=osgym/apps:eed924184fed [desktop]=osgym/desktop:c793ae0a8534)
 for tier in apps desktop; do for fmt in png jpeg; do
   n=0
