@@ -1,24 +1,31 @@
 """Memory of held apps replicas, cold against restored (issue 41), side by side in one run.
 
     python3 bench/bench_restore_held.py --held 50 [--tier apps] [--screen 1920x1080] [--warm libreoffice]
+        [--open-calc] [--order cold,restore]
 
-For each arm (``cold``, then ``restore``) one pool holds ``--held`` replicas (all leased, idle), then this
+For each arm (``cold``, then ``restore``) one pool holds ``--held`` replicas (all leased, idle; with
+``--open-calc`` each with ``libreoffice --calc``'s window open, as a spreadsheet task has it), then this
 reads each replica's cgroup memory (v1 ``memory.usage_in_bytes``, the figure of "memory per replica" in
-BENCHMARKS.md) and the machine's MemAvailable before the pool and with all held. Needs root and, for the
-restore arm, `make criu` (the main daemon in experimental mode). One JSON line per arm.
+BENCHMARKS.md) and the machine's MemAvailable before the pool and with all held, after ``--settle-s``. Where
+the operator runs KSM (``osgym host tune --ksm``), the pages it merged meanwhile are reported too
+(``pages_sharing``): clones of one checkpoint start with the same pages. Needs root and, for the restore arm,
+`make criu` (the main daemon in experimental mode). One JSON line per arm.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from osgym.replicas import images  # noqa: E402
+from osgym.replicas.client import Replica  # noqa: E402
 from osgym.replicas.pool import ReplicaPool, limits_for  # noqa: E402
 
 
@@ -33,19 +40,50 @@ def cgroup_mib(container_id: str) -> float:
     return int(Path(f"/sys/fs/cgroup/memory/docker/{container_id}/memory.usage_in_bytes").read_text()) / 2**20
 
 
+def ksm_sharing_mib() -> float:
+    path = Path("/sys/kernel/mm/ksm/pages_sharing")
+    return int(path.read_text()) * 4096 / 2**20 if path.exists() else 0.0
+
+
+def ksmd_cpu_s() -> float:
+    """CPU seconds ksmd (the kernel's merging thread) has used; 0 where it does not run."""
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit() and (d / "comm").exists() and (d / "comm").read_text().strip() == "ksmd":
+            fields = (d / "stat").read_text().rsplit(")", 1)[1].split()
+            return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
+    return 0.0
+
+
+def open_calc(replica: Replica) -> None:
+    replica.launch(["libreoffice", "--calc"])
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        if any("libreoffice-calc" in w.wm_class.lower() for w in replica.windows()):
+            return
+        time.sleep(0.5)
+    raise TimeoutError("no Calc window within 120 s")
+
+
 def arm(reset: str, args: argparse.Namespace, image: str) -> dict[str, object]:
     width, height = (int(v) for v in args.screen.split("x"))
-    before = mem_available_mib()
+    before, ksm_before = mem_available_mib(), ksm_sharing_mib()
     t0 = time.monotonic()
     with ReplicaPool(image, args.held, standby=0, screen=(width, height), limits=limits_for(args.tier), reset=reset,
                      warm=args.warm if reset == "restore" else "desktop", start_timeout=600, force=True) as pool:
         held = [pool.acquire(timeout=900) for _ in range(args.held)]
+        if args.open_calc:
+            with ThreadPoolExecutor(4) as ex:  # four at a time: fifty Calcs starting at once is not a task's load
+                list(ex.map(open_calc, held))
         ready_s = time.monotonic() - t0
+        ksmd0 = ksmd_cpu_s()
         time.sleep(args.settle_s)  # let the desktops go idle (and ksmd merge, where it runs)
+        ksmd_cores = (ksmd_cpu_s() - ksmd0) / args.settle_s
         per = [cgroup_mib(r.container.id) for r in held if r.container is not None]
-        out = {"arm": reset, "held": len(held), "ready_all_s": round(ready_s, 1),
+        out = {"arm": reset, "held": len(held), "calc_open": args.open_calc, "ready_all_s": round(ready_s, 1),
                "cgroup_mib_median": round(statistics.median(per), 1), "cgroup_mib_max": round(max(per), 1),
                "mem_available_drop_mib_per_replica": round((before - mem_available_mib()) / len(held), 1),
+               "ksm_merged_mib_per_replica": round((ksm_sharing_mib() - ksm_before) / len(held), 1),
+               "ksmd_cores_while_settling": round(ksmd_cores, 3),
                "restored": pool.stats.restored, "restore_failures": pool.stats.restore_failures,
                "load": [float(x) for x in Path("/proc/loadavg").read_text().split()[:3]]}
     print(json.dumps(out), flush=True)
@@ -59,9 +97,11 @@ def main() -> None:
     ap.add_argument("--screen", default="1920x1080")
     ap.add_argument("--warm", default="libreoffice", choices=["desktop", "libreoffice"])
     ap.add_argument("--settle-s", type=float, default=30.0)
+    ap.add_argument("--open-calc", action="store_true", help="open a Calc window in every held replica")
+    ap.add_argument("--order", default="cold,restore", help="the arms, in order (ABBA: cold,restore,restore,cold)")
     args = ap.parse_args()
     image = images.ensure_image(args.tier)
-    for reset in ("cold", "restore"):
+    for reset in args.order.split(","):
         arm(reset, args, image)
 
 
