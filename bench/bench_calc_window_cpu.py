@@ -11,46 +11,38 @@ Usage:
 
 from __future__ import annotations
 
+import argparse
 import json
+import sys
 import time
 from pathlib import Path
 
-from osgym.replicas import images
-from osgym.replicas.client import Replica
-from osgym.replicas.observation import Window
-from osgym.replicas.pool import ReplicaPool, limits_for
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-
-def cgroup_cpu_s(container_id: str) -> float:
-    return int(Path(f"/sys/fs/cgroup/cpuacct/docker/{container_id}/cpuacct.usage").read_text()) / 1e9
-
-
-def open_calc(replica: Replica) -> tuple[Window, float]:
-    replica.launch(["libreoffice", "--calc"])
-    t0 = time.monotonic()
-    while time.monotonic() - t0 < 120:
-        found = [w for w in replica.windows() if "libreoffice-calc" in w.wm_class.lower()]
-        if found:
-            return found[0], time.monotonic() - t0
-        time.sleep(0.1)
-    raise TimeoutError("no Calc window within 120 s")
+from bench.bench_pool import _container_cpu_seconds  # noqa: E402
+from bench.bench_restore_held import open_calc  # noqa: E402
+from osgym.replicas import images  # noqa: E402
+from osgym.replicas.pool import ReplicaPool, limits_for  # noqa: E402
 
 
 def main() -> None:
+    argparse.ArgumentParser(description=__doc__.splitlines()[0]).parse_args()
     out = []
     for reset in ("restore", "cold"):
         with ReplicaPool(images.ensure_image("apps"), 1, standby=0, screen=(1920, 1080), limits=limits_for("apps"),
                          reset=reset, warm="libreoffice" if reset == "restore" else "desktop",
                          name=f"bench-calc-{int(time.time())}") as pool, pool.lease() as replica:
             assert replica.container is not None
+            ids = [replica.container.id]
             time.sleep(5)
             for n in (1, 2):
-                before = cgroup_cpu_s(replica.container.id)
-                window, took = open_calc(replica)
+                before = _container_cpu_seconds(ids)
+                took = open_calc(replica)
                 time.sleep(3)
                 out.append({"reset": reset, "calc_window": n, "window_s": round(took, 2),
-                            "cpu_s_to_window_plus_3s": round(cgroup_cpu_s(replica.container.id) - before, 2)})
-                replica.close_window(window.title, timeout=10)
+                            "cpu_s_to_window_plus_3s": round(_container_cpu_seconds(ids) - before, 2)})
+                title = next(w.title for w in replica.windows() if "libreoffice-calc" in w.wm_class.lower())
+                replica.close_window(title, timeout=10)
                 time.sleep(3)
     print(json.dumps(out, indent=1))
 

@@ -25,8 +25,9 @@ import statistics
 import threading
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from typing import Any
 
 import docker
@@ -214,42 +215,64 @@ def active(image: str, args: argparse.Namespace) -> None:
         _active_level(image, args, level)
 
 
-def step_at_pace(replicas: list[Any], period: float, duration: float,
-                 fmt: str = "png") -> tuple[list[float], list[str]]:
-    """Each replica stepped (a small pointer move, then a screenshot) every ``period`` s for ``duration`` s,
-    staggered across the period, as agents at a model's pace would; returns the step latencies and errors."""
-    from osgym.replicas.actions import MoveTo
+@dataclass
+class Paced:
+    """What :func:`paced` saw: each step's seconds, how late each started (its thread fell behind), errors."""
 
-    lat: list[float] = []
-    errors: list[str] = []
+    lat: list[float] = field(default_factory=list)
+    late: list[float] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+
+
+def paced(n: int, period: float, duration: float, step: Callable[[int, int], None]) -> Paced:
+    """Call ``step(i, k)`` (agent ``i``'s ``k``-th step) for each of ``n`` agents once every ``period`` s for
+    ``duration`` s, staggered across the period, as agents waiting on a model would be. A step that raises
+    is counted as an error (the bench must finish to show them)."""
+    out = Paced()
     lock = threading.Lock()
-    stop = time.monotonic() + duration
+    w0 = time.monotonic()
+    stop = w0 + duration
 
-    def stepper(i: int, r: Any) -> None:
-        nxt = time.monotonic() + period * i / len(replicas)
+    def agent(i: int) -> None:
+        nxt = w0 + period * i / n
         k = 0
         while True:
             time.sleep(max(0.0, nxt - time.monotonic()))
             if time.monotonic() > stop:
                 return
+            behind = time.monotonic() - nxt
             t0 = time.perf_counter()
             try:
-                r.act([MoveTo(x=100 + k % 50, y=100)])
-                r.screenshot(format=fmt)
+                step(i, k)
                 with lock:
-                    lat.append(time.perf_counter() - t0)
-            except Exception as exc:  # counted and reported: the bench must finish to show them
+                    out.lat.append(time.perf_counter() - t0)
+                    out.late.append(behind)
+            except Exception as exc:
                 with lock:
-                    errors.append(repr(exc))
+                    out.errors.append(repr(exc))
             k += 1
             nxt += period
 
-    threads = [threading.Thread(target=stepper, args=(i, r)) for i, r in enumerate(replicas)]
+    threads = [threading.Thread(target=agent, args=(i,)) for i in range(n)]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
-    return lat, errors
+    return out
+
+
+def step_at_pace(replicas: list[Any], period: float, duration: float,
+                 fmt: str = "png") -> tuple[list[float], list[str]]:
+    """Each replica stepped (a small pointer move, then a screenshot) every ``period`` s for ``duration`` s
+    (:func:`paced`); returns the step latencies and errors."""
+    from osgym.replicas.actions import MoveTo
+
+    def step(i: int, k: int) -> None:
+        replicas[i].act([MoveTo(x=100 + k % 50, y=100)])
+        replicas[i].screenshot(format=fmt)
+
+    out = paced(len(replicas), period, duration, step)
+    return out.lat, out.errors
 
 
 def _active_level(image: str, args: argparse.Namespace, level: int) -> None:

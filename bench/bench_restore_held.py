@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
 import sys
 import time
@@ -24,49 +23,26 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from osgym.replicas import images  # noqa: E402
+from bench.bench_apps_tier import _wait_window  # noqa: E402
+from bench.bench_pool import mem_available_mib  # noqa: E402
+from osgym.replicas import images, ksm  # noqa: E402
 from osgym.replicas.client import Replica  # noqa: E402
 from osgym.replicas.pool import ReplicaPool, limits_for  # noqa: E402
-
-
-def mem_available_mib() -> float:
-    for line in Path("/proc/meminfo").read_text().splitlines():
-        if line.startswith("MemAvailable:"):
-            return int(line.split()[1]) / 1024
-    raise RuntimeError("no MemAvailable in /proc/meminfo")
 
 
 def cgroup_mib(container_id: str) -> float:
     return int(Path(f"/sys/fs/cgroup/memory/docker/{container_id}/memory.usage_in_bytes").read_text()) / 2**20
 
 
-def ksm_sharing_mib() -> float:
-    path = Path("/sys/kernel/mm/ksm/pages_sharing")
-    return int(path.read_text()) * 4096 / 2**20 if path.exists() else 0.0
-
-
-def ksmd_cpu_s() -> float:
-    """CPU seconds ksmd (the kernel's merging thread) has used; 0 where it does not run."""
-    for d in Path("/proc").iterdir():
-        if d.name.isdigit() and (d / "comm").exists() and (d / "comm").read_text().strip() == "ksmd":
-            fields = (d / "stat").read_text().rsplit(")", 1)[1].split()
-            return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
-    return 0.0
-
-
-def open_calc(replica: Replica) -> None:
+def open_calc(replica: Replica) -> float:
+    """Launch ``libreoffice --calc`` and wait for its window (at most 120 s); the seconds it took."""
     replica.launch(["libreoffice", "--calc"])
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        if any("libreoffice-calc" in w.wm_class.lower() for w in replica.windows()):
-            return
-        time.sleep(0.5)
-    raise TimeoutError("no Calc window within 120 s")
+    return _wait_window(replica, "libreoffice-calc", 120)
 
 
 def arm(reset: str, args: argparse.Namespace, image: str) -> dict[str, object]:
     width, height = (int(v) for v in args.screen.split("x"))
-    before, ksm_before = mem_available_mib(), ksm_sharing_mib()
+    before, ksm_before = mem_available_mib(), ksm.status().saved_mib
     t0 = time.monotonic()
     with ReplicaPool(image, args.held, standby=0, screen=(width, height), limits=limits_for(args.tier), reset=reset,
                      warm=args.warm if reset == "restore" else "desktop", start_timeout=600, force=True) as pool:
@@ -75,14 +51,14 @@ def arm(reset: str, args: argparse.Namespace, image: str) -> dict[str, object]:
             with ThreadPoolExecutor(4) as ex:  # four at a time: fifty Calcs starting at once is not a task's load
                 list(ex.map(open_calc, held))
         ready_s = time.monotonic() - t0
-        ksmd0 = ksmd_cpu_s()
+        ksmd0 = (ksm.ksmd_cpu_seconds() or 0.0)
         time.sleep(args.settle_s)  # let the desktops go idle (and ksmd merge, where it runs)
-        ksmd_cores = (ksmd_cpu_s() - ksmd0) / args.settle_s
+        ksmd_cores = ((ksm.ksmd_cpu_seconds() or 0.0) - ksmd0) / args.settle_s
         per = [cgroup_mib(r.container.id) for r in held if r.container is not None]
         out = {"arm": reset, "held": len(held), "calc_open": args.open_calc, "ready_all_s": round(ready_s, 1),
                "cgroup_mib_median": round(statistics.median(per), 1), "cgroup_mib_max": round(max(per), 1),
                "mem_available_drop_mib_per_replica": round((before - mem_available_mib()) / len(held), 1),
-               "ksm_merged_mib_per_replica": round((ksm_sharing_mib() - ksm_before) / len(held), 1),
+               "ksm_merged_mib_per_replica": round((ksm.status().saved_mib - ksm_before) / len(held), 1),
                "ksmd_cores_while_settling": round(ksmd_cores, 3),
                "restored": pool.stats.restored, "restore_failures": pool.stats.restore_failures,
                "load": [float(x) for x in Path("/proc/loadavg").read_text().split()[:3]]}

@@ -18,12 +18,17 @@ import argparse
 import json
 import os
 import subprocess
+import sys
 import time
+from pathlib import Path
 
-import docker
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from osgym.replicas import images
-from osgym.replicas.pool import ReplicaPool, limits_for
+import docker  # noqa: E402
+
+from bench.bench_step_latency import open_text  # noqa: E402
+from osgym.replicas import images  # noqa: E402
+from osgym.replicas.pool import ReplicaPool, limits_for  # noqa: E402
 
 TIMER = '''
 import ctypes, hashlib, io, json, os, statistics, sys, time
@@ -96,11 +101,7 @@ def main() -> None:
     load = round(os.getloadavg()[0], 2)
     with ReplicaPool(tag, 1, standby=0, screen=screen, docker_client=client, limits=limits_for(args.tier),
                      name=f"bench-parts-{int(time.time())}") as pool, pool.lease() as replica:
-        replica.write_file("/home/user/Documents/bench.txt", "".join(f"line {i}: lorem ipsum dolor sit amet\n"
-                                                                     for i in range(300)).encode())
-        replica.launch(["mousepad", "/home/user/Documents/bench.txt"])
-        replica.wait_window("bench.txt", focused=True)
-        replica.act([], settle=2.0)
+        open_text(replica)
         proc = subprocess.run(["docker", "exec", "-i", "-u", "osgym", "-e", "DISPLAY=:0",
                                "-e", "XAUTHORITY=/run/osgym/Xauthority", replica.container.id, "python3", "-"],
                               input=THRESHOLDS if args.thresholds else PARTS, capture_output=True, text=True,

@@ -24,7 +24,6 @@ import json
 import os
 import random
 import sys
-import threading
 import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
@@ -36,6 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import docker  # noqa: E402
 import httpx  # noqa: E402
 
+from bench.bench_pool import _cpu_seconds, paced  # noqa: E402
 from osgym.analysis.percentile import percentile  # noqa: E402
 from osgym.replicas import images  # noqa: E402
 from osgym.replicas.pool import ReplicaPool  # noqa: E402
@@ -44,13 +44,6 @@ from osgym.serving.server import ServeConfig, ServerThread, serving  # noqa: E40
 
 TOKEN = "bench-token-" + "p" * 24
 TASK = {"id": "bench-paced", "instruction": "Look at the desktop.", "config": [], "evaluator": {"func": "infeasible"}}
-TICK = os.sysconf("SC_CLK_TCK")
-
-
-def machine_cpu_s() -> float:
-    """CPU seconds the whole machine spent outside idle and iowait since boot."""
-    fields = [int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
-    return (sum(fields) - fields[3] - fields[4]) / TICK
 
 
 def level(image: str, client: docker.DockerClient, *, tier: str, sessions: int, every_s: float,
@@ -58,10 +51,6 @@ def level(image: str, client: docker.DockerClient, *, tier: str, sessions: int, 
     config = ServeConfig(tier=tier, image=image, replicas=sessions, standby=0, screen=screen, settle_s=0.0,
                          first_settle_s=0.0, record=False, max_steps=100_000, idle_timeout_s=3600,
                          max_sessions_per_token=sessions, lease_timeout_s=1800)
-    lat: list[float] = []
-    late: list[float] = []
-    errors: list[str] = []
-    lock = threading.Lock()
     t_start = time.monotonic()
     with serving(config, docker_client=client, pool_name=f"bench-paced-{uuid.uuid4().hex[:6]}",
                  tokens=[TOKEN]) as s, ServerThread(s.app) as server, \
@@ -77,44 +66,20 @@ def level(image: str, client: docker.DockerClient, *, tier: str, sessions: int, 
             vms = list(ex.map(open_one, range(sessions)))
         ready_s = time.monotonic() - t_start
         load0 = os.getloadavg()
-        cpu0, w0 = machine_cpu_s(), time.monotonic()
-        stop = w0 + duration_s
+        cpu0, w0 = _cpu_seconds(), time.monotonic()
+        rngs = [random.Random(i) for i in range(sessions)]
 
-        def stepper(i: int, vm: int) -> None:
-            rng = random.Random(i)
-            nxt = w0 + every_s * i / sessions
-            while True:
-                wait = nxt - time.monotonic()
-                if wait > 0:
-                    time.sleep(wait)
-                if time.monotonic() > stop:
-                    return
-                behind = time.monotonic() - nxt
-                t0 = time.perf_counter()
-                try:
-                    r = http.post("/step", json={"vm_id": vm, "action": f"move({rng.randrange(screen[0])},"
-                                                                         f"{rng.randrange(screen[1])})"})
-                    ok = r.status_code == 200
-                    detail = "" if ok else f"step {r.status_code}: {r.text[:200]}"
-                except httpx.HTTPError as exc:
-                    ok, detail = False, repr(exc)
-                took = time.perf_counter() - t0
-                with lock:
-                    if ok:
-                        lat.append(took)
-                        late.append(behind)
-                    else:
-                        errors.append(detail)
-                nxt += every_s
+        def step(i: int, _k: int) -> None:
+            x, y = rngs[i].randrange(screen[0]), rngs[i].randrange(screen[1])
+            r = http.post("/step", json={"vm_id": vms[i], "action": f"move({x},{y})"})
+            if r.status_code != 200:
+                raise RuntimeError(f"step {r.status_code}: {r.text[:200]}")
 
-        threads = [threading.Thread(target=stepper, args=(i, vm)) for i, vm in enumerate(vms)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
+        stepped = paced(sessions, every_s, duration_s, step)
         wall = time.monotonic() - w0
-        cpu = machine_cpu_s() - cpu0
+        cpu = _cpu_seconds() - cpu0
         load1 = os.getloadavg()
+    lat, late, errors = stepped.lat, stepped.late, stepped.errors
     expected = sessions * duration_s / every_s
     return {"tier": tier, "sessions": sessions, "every_s": every_s, "duration_s": duration_s, "screen": list(screen),
             "ready_s": round(ready_s, 1), "steps": len(lat), "steps_expected": round(expected),

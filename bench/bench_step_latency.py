@@ -50,6 +50,15 @@ def idle_memory(container: Any, settle_s: float = 5.0) -> dict[str, float]:
             "working_set_mib": round(statistics.median(s[1] for s in samples), 1)}
 
 
+def open_text(replica: Replica) -> None:
+    """Mousepad, focused, on 300 lines of text: what the steps type into and the screenshots show."""
+    replica.write_file("/home/user/Documents/bench.txt", "".join(f"line {i}: lorem ipsum dolor sit amet\n"
+                                                                 for i in range(300)).encode())
+    replica.launch(["mousepad", "/home/user/Documents/bench.txt"])
+    replica.wait_window("bench.txt", focused=True)
+    replica.act([], settle=2.0)
+
+
 def step_actions(rng: random.Random) -> list[Any]:
     """A cheap, realistic mix: pointer moves, clicks on the editor, scrolls, key presses and short typing."""
     kind = rng.random()
@@ -139,11 +148,7 @@ def main() -> None:
     with ReplicaPool(tag, 1, standby=0, screen=screen, docker_client=client, limits=limits_for(args.tier),
                      name=f"bench-steps-{int(time.time())}") as pool, pool.lease() as replica:
         memory = idle_memory(replica.container)
-        replica.write_file("/home/user/Documents/bench.txt", "".join(f"line {i}: lorem ipsum dolor sit amet\n"
-                                                                     for i in range(300)).encode())
-        replica.launch(["mousepad", "/home/user/Documents/bench.txt"])
-        replica.wait_window("bench.txt", focused=True)
-        replica.act([], settle=2.0)
+        open_text(replica)
         result = run_steps(replica, args.steps, args.warmup, args.format, args.quality, args.seed,
                            a11y=args.a11y, exec_=args.exec_, screen=screen)
     result.update(tier=args.tier, image=tag, screen=list(screen), idle_memory=memory, transport="unix",

@@ -115,8 +115,7 @@ class HttpBackend:
 
     def __init__(self, url: str | Sequence[str] | ServerSet, token: str | None = None,
                  timeouts: ServerTimeouts = ServerTimeouts()) -> None:
-        self.own = not isinstance(url, ServerSet)
-        self.servers = url if isinstance(url, ServerSet) else ServerSet(url, token, timeouts)
+        self.servers, self.own = ServerSet.given_or_new(url, token, timeouts)
 
     def screen(self) -> tuple[int, int]:
         """The servers' screen size (their health routes say it; no token needed).

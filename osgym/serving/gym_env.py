@@ -278,16 +278,15 @@ class DesktopVectorEnv(VectorEnv[Any, Any, Any]):
         self.group_size = group_size or num_envs
         self._own: SessionManager | None = None
         self._servers: ServerSet | None = None
+        self._own_servers = False
         url = kwargs.get("url")
-        self._given_servers = url if isinstance(url, ServerSet) else None
         if url is not None:
-            self._servers = url if isinstance(url, ServerSet) else ServerSet(url, kwargs.get("token"))
+            self._servers, self._own_servers = ServerSet.given_or_new(url, kwargs.get("token"))
             kwargs["url"] = self._servers
             try:
                 kwargs["screen"] = kwargs.get("screen") or HttpBackend(self._servers).screen()  # asked once
             except OsgymError:
-                if self._servers is not self._given_servers:
-                    self._servers.close()
+                self._close_servers()
                 raise
         if url is None and kwargs.get("manager") is None:
             from osgym.collection.collector import new_run_id
@@ -306,8 +305,7 @@ class DesktopVectorEnv(VectorEnv[Any, Any, Any]):
         try:
             self.envs = [DesktopEnv(**kwargs) for _ in range(num_envs)]
         except BaseException:
-            if self._servers is not None and self._servers is not self._given_servers:
-                self._servers.close()
+            self._close_servers()
             raise
         self.num_envs = num_envs
         self.single_observation_space = self.envs[0].observation_space
@@ -402,7 +400,10 @@ class DesktopVectorEnv(VectorEnv[Any, Any, Any]):
         if self._own is not None:
             self._own.shutdown()
             self._own.pool.close()
-        if self._servers is not None and self._servers is not self._given_servers:
+        self._close_servers()
+
+    def _close_servers(self) -> None:
+        if self._servers is not None and self._own_servers:
             self._servers.close()
 
 

@@ -42,8 +42,7 @@ class OSGymClient:
 
     def __init__(self, urls: str | Sequence[str] | ServerSet, token: str | None = None,
                  timeouts: ServerTimeouts = ServerTimeouts()) -> None:
-        self.own = not isinstance(urls, ServerSet)
-        self.servers = urls if isinstance(urls, ServerSet) else ServerSet(urls, token, timeouts)
+        self.servers, self.own = ServerSet.given_or_new(urls, token, timeouts)
         self._vms: dict[int, RemoteSession] = {}
         self._ids = itertools.count(1)
         self._lock = threading.Lock()

@@ -161,6 +161,15 @@ class ServerSet:
         self._probes = ThreadPoolExecutor(max_workers=min(32, len(checked)), thread_name_prefix="osgym-probe")
         self._closed = False
 
+    @classmethod
+    def given_or_new(cls, urls: str | Sequence[str] | ServerSet, token: str | None = None,
+                     timeouts: ServerTimeouts = ServerTimeouts()) -> tuple[ServerSet, bool]:
+        """``urls`` itself if it is a set already (shared: not the caller's to close), else a new set of those
+        URLs; and whether the caller owns it (closes it when done)."""
+        if isinstance(urls, ServerSet):
+            return urls, False
+        return cls(urls, token, timeouts), True
+
     def __deepcopy__(self, memo: dict[int, Any]) -> ServerSet:
         return self  # shared by the envs it was handed to (gymnasium.make deep-copies its kwargs)
 

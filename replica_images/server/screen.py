@@ -33,7 +33,7 @@ class Screen:
 
     def grab(self, cursor=True):
         """The screen as an RGB image; the cursor composited in when asked."""
-        img = self._shm("grab")
+        img = self._via_shm(shm.ShmGrabber.grab)
         if img is None:
             img = ImageGrab.grab(xdisplay=self.name)
             if img.mode != "RGB":
@@ -43,19 +43,19 @@ class Screen:
         return img
 
     def frame_hash(self):
-        digest = self._shm("digest")
+        digest = self._via_shm(shm.ShmGrabber.digest)
         if digest is None:
             digest = hashlib.sha256(ImageGrab.grab(xdisplay=self.name).tobytes()).digest()
         return digest
 
-    def _shm(self, what):
-        """The shared-memory grabber's answer; None for a frame it leaves to the socket, and from the first
+    def _via_shm(self, read):
+        """``read(grabber)``'s answer; None for a frame the grabber leaves to the socket, and from the first
         time it fails on (then every frame is the socket's)."""
         grabber = self.shm
         if grabber is None:
             return None
         try:
-            return getattr(grabber, what)()
+            return read(grabber)
         except OSError as exc:
             print(f"osgym: screenshots without MIT-SHM from now on: {exc}", file=sys.stderr, flush=True)
             self.shm = None

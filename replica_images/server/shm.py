@@ -55,7 +55,6 @@ def _libs():
     p, u32 = ctypes.c_void_p, ctypes.c_uint32
     xcb.xcb_connect.restype, xcb.xcb_connect.argtypes = p, [ctypes.c_char_p, p]
     xcb.xcb_connection_has_error.argtypes = [p]
-    xcb.xcb_disconnect.argtypes = [p]
     xcb.xcb_generate_id.restype, xcb.xcb_generate_id.argtypes = u32, [p]
     xcb.xcb_request_check.restype, xcb.xcb_request_check.argtypes = ctypes.POINTER(_Error), [p, _Cookie]
     xcb.xcb_flush.argtypes = [p]
@@ -82,36 +81,50 @@ class ShmGrabber:
         self.xcb, self.xshm, self.libc = _libs()
         self.root, self.size = root, (width, height)
         self.nbytes = width * height * 4
+        self._frame = ctypes.c_char * self.nbytes  # the segment as a buffer (a ctypes type: made once)
         self.lock = threading.Lock()
         self.c = self.xcb.xcb_connect(display_name.encode(), None)
         if not self.c or self.xcb.xcb_connection_has_error(self.c):
             raise OSError(f"cannot connect to X display {display_name}")
-        self.seg = None  # (xcb segment id, shmid, address) while one is attached
+        self.seg = None  # (xcb segment id, address) while one is attached
         self.used_at = -IDLE_S  # the last frame asked for, through the segment or not
 
     def grab(self):
         """The screen now, as an RGB image of its own (the segment is reused by the next grab), or None where
         this frame is better read through the socket (see the module's doc)."""
         with self.lock:
-            buf = self._read()
-            return None if buf is None else Image.frombuffer("RGB", self.size, buf, "raw", "BGRX", 0, 1)
+            buf = self._read(always=False)
+            return None if buf is None else self._rgb(buf)
 
     def digest(self):
-        """A hash of the screen's pixels now (for telling whether it changed), or None as :meth:`grab`.
-        SHA-256: on CPUs with SHA instructions 4.6 ms for 8 MB, against 9.6 for BLAKE2b; CRC-32 was faster
-        still, but 32 bits."""
+        """A hash of the screen's pixels now, for telling whether it changed. Always through the segment: a
+        settle's looks come close together, and a look through the socket would hash other bytes (RGB, not
+        the segment's BGRX), so the first two looks of every settle would differ. SHA-256: on CPUs with SHA
+        instructions 4.6 ms for 8 MB, against 9.6 for BLAKE2b; CRC-32 was faster still, but 32 bits."""
         with self.lock:
-            buf = self._read()
-            return None if buf is None else hashlib.sha256(buf).digest()
+            return hashlib.sha256(self._read()).digest()
 
-    def _read(self):
+    def check(self):
+        """Read one frame through a segment made for it, then free it (and forget the frame, so the next grab
+        after a pause is still the socket's). Raises OSError where MIT-SHM cannot serve."""
+        with self.lock:
+            self._rgb(self._read())
+            self._detach()
+            self.used_at = -IDLE_S
+
+    def _rgb(self, buf):
+        return Image.frombuffer("RGB", self.size, buf, "raw", "BGRX", 0, 1)
+
+    def _read(self, always=True):
+        """The segment, holding the screen now; without ``always``, None where no segment is attached and the
+        last frame was ``IDLE_S`` ago or more (a frame after a pause is the socket's)."""
         now, last = time.monotonic(), self.used_at
         self.used_at = now
         if self.seg is None:
-            if now - last >= IDLE_S:
+            if not always and now - last >= IDLE_S:
                 return None
             self._attach()
-        xseg, _, addr = self.seg
+        xseg, addr = self.seg
         w, h = self.size
         err = ctypes.POINTER(_Error)()
         reply = self.xshm.xcb_shm_get_image_reply(
@@ -125,7 +138,7 @@ class ShmGrabber:
         self.libc.free(reply)
         if depth != 24 or size != self.nbytes:  # 32 bits a pixel, as the segment was sized
             raise OSError(f"MIT-SHM GetImage: depth {depth}, {size} bytes, expected 24 and {self.nbytes}")
-        return (ctypes.c_char * self.nbytes).from_address(addr)
+        return self._frame.from_address(addr)
 
     def _attach(self):
         shmid = self.libc.shmget(IPC_PRIVATE, self.nbytes, IPC_CREAT | 0o600)
@@ -144,7 +157,7 @@ class ShmGrabber:
             self.libc.free(err)
             self.libc.shmdt(addr)
             raise OSError(f"MIT-SHM attach failed (X error {code})")
-        self.seg = (xseg, shmid, addr)
+        self.seg = (xseg, addr)
         Image.core.set_blocks_max(BLOCKS_KEPT)
         threading.Thread(target=self._release_when_idle, args=(self.seg,), name="shm-idle", daemon=True).start()
 
@@ -158,14 +171,8 @@ class ShmGrabber:
                     self._detach()
                     return
 
-    def release(self):
-        """Free the segment now (the next grab makes another)."""
-        with self.lock:
-            if self.seg is not None:
-                self._detach()
-
     def _detach(self):
-        xseg, _, addr = self.seg
+        xseg, addr = self.seg
         self.seg = None
         self.xshm.xcb_shm_detach(self.c, xseg)
         self.xcb.xcb_flush(self.c)
@@ -178,11 +185,7 @@ def open_grabber(display_name, root, width, height):
     stderr) where MIT-SHM cannot serve."""
     try:
         grabber = ShmGrabber(display_name, root, width, height)
-        grabber.used_at = time.monotonic()  # as if a frame had just been taken: this one is read through it
-        if grabber.grab() is None:
-            raise OSError("the first frame was not read through the segment")
-        grabber.release()
-        grabber.used_at = -IDLE_S
+        grabber.check()
         return grabber
     except OSError as exc:
         print(f"osgym: screenshots without MIT-SHM: {exc}", file=sys.stderr, flush=True)
