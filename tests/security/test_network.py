@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import json
 import random
+import re
 import shutil
 import socket
 import subprocess
@@ -104,11 +105,16 @@ def netsec_outside() -> Iterator[Outside]:
     if shutil.which("ip") is None:
         pytest.fail("these tests need iproute2 (ip netns, veth)")
     tag = uuid.uuid4().hex[:5]
-    n = random.randint(100, 250)
+    # a number whose three decoy routes are all free: a run killed before its teardown leaves its namespace and
+    # routes behind (seen: one from 09:46 met by a later run that drew the same number)
+    routed = _sh("ip", "-4", "route", "show")
+    free = [n for n in range(100, 251)
+            if not re.search(rf"^(10\.213\.{n}\.0/24|169\.254\.{n}\.2|198\.51\.100\.{n}) ", routed, re.M)]
+    assert free, f"every decoy subnet 10.213.100-250.0/24 is routed here already: {routed}"
+    n = random.choice(free)
     out = Outside(ns=f"osgymt-{tag}", host_if=f"ogt{tag}h", host_addr=f"10.213.{n}.1",
                   private=f"10.213.{n}.2", link_local=f"169.254.{n}.2", public=f"198.51.100.{n}")
     peer = f"ogt{tag}n"
-    assert not _sh("ip", "-4", "route", "show", f"10.213.{n}.0/24"), "decoy subnet already routed here"
     try:
         _sh("ip", "netns", "add", out.ns)
         _sh("ip", "link", "add", out.host_if, "type", "veth", "peer", "name", peer)
