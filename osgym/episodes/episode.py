@@ -316,7 +316,8 @@ class Episode:
             return self._finish(step, terminal, t0)
         if self._past_deadline():
             return self._timed_out()
-        self._observation, observe_ms = self._observe(len(self.steps), _a11y(self.limits, decision.needs_a11y))
+        self._observation, observe_ms = self._observe(len(self.steps), _a11y(self.limits, decision.needs_a11y),
+                                                      decision.a11y_window)
         if self.cycle == "observe-act":
             self._pending_ms = observe_ms  # the next step acts on it
         else:
@@ -338,7 +339,8 @@ class Episode:
         self._act(decision.actions, 0.0)
         wait.env_ms += _ms(t0)
         self._observation, self._pending_ms = self._observe(len(self.steps) + 1,
-                                                            _a11y(self.limits, decision.needs_a11y))
+                                                            _a11y(self.limits, decision.needs_a11y),
+                                                            decision.a11y_window)
         return StepOutcome(self._observation)
 
     def _record_wait(self) -> StepOutcome | None:
@@ -384,8 +386,10 @@ class Episode:
         return StepOutcome(self.observation, 0.0, False, True, "timeout", message)
 
     # ---- the replica ---------------------------------------------------------------------------------
-    def _observe(self, index: int, a11y: bool | Literal["showing"]) -> tuple[Observation, float]:
-        """Observe, within what is left of the deadline; the observation and what it took (ms).
+    def _observe(self, index: int, a11y: bool | Literal["showing"],
+                 window: str | None = None) -> tuple[Observation, float]:
+        """Observe, within what is left of the deadline; the observation and what it took (ms). ``window``
+        narrows a tree read for the policy only (``"showing"``): a tree the episode records stays whole.
 
         Raises:
             EpisodeTimeout: the deadline passed while observing.
@@ -394,7 +398,8 @@ class Episode:
         lim = self.limits
         with self.replica.deadline(self._deadline):
             obs = self.replica.observe(self.task.instruction, index, format=lim.screenshot_format,
-                                       quality=lim.screenshot_quality, max_side=lim.screenshot_max_side, a11y=a11y)
+                                       quality=lim.screenshot_quality, max_side=lim.screenshot_max_side, a11y=a11y,
+                                       a11y_window=window if a11y == "showing" else None)
         return obs, _ms(t0)
 
     def _act(self, actions: list[Action], settle: float, mode: SettleMode | None = None) -> None:

@@ -146,16 +146,19 @@ class Replica:
         return list(_windows(self.api.request("GET", "/windows").json()["windows"]))
 
     def observe(self, instruction: str, step: int, *, format: str = "png", quality: int = 80,
-                max_side: int | None = None, a11y: bool | Literal["showing"] = False) -> Observation:
+                max_side: int | None = None, a11y: bool | Literal["showing"] = False,
+                a11y_window: str | None = None) -> Observation:
         """A screenshot plus the window list, as a policy sees it; with ``a11y``, the accessibility tree too
-        (``"showing"``: only what is on screen, see :meth:`accessibility`).
+        (``"showing"``: only what is on screen; ``a11y_window``: only the top-level windows whose title contains
+        it; see :meth:`accessibility`).
 
         The structured state is read *before* the screenshot, so that the screenshot is at least as
         recent as what a policy acts on: a window in the list, or a button the tree shows sensitive,
         is never one that appeared only after the picture was taken. The window list comes with the
         screenshot, read by the replica just before its grab (one request, not two, per observation).
         """
-        tree = self.accessibility(timeout=A11Y_OBSERVE_S, showing_only=a11y == "showing") if a11y else None
+        tree = (self.accessibility(timeout=A11Y_OBSERVE_S, showing_only=a11y == "showing", window=a11y_window)
+                if a11y else None)
         shot = self.screenshot(format, quality, max_side, windows=True)
         windows = shot.windows
         if windows is None:  # too many windows for a header: the list first, then the picture again
@@ -271,16 +274,21 @@ class Replica:
         d = self.api.request("GET", "/pointer").json()
         return int(d["x"]), int(d["y"])
 
-    def accessibility(self, *, timeout: float = 10.0, max_nodes: int = 20_000, showing_only: bool = False) -> str:
+    def accessibility(self, *, timeout: float = 10.0, max_nodes: int = 20_000, showing_only: bool = False,
+                      window: str | None = None) -> str:
         """The AT-SPI accessibility tree as XML (OSWorld's layout: ``desktop-frame`` root, ``st:``/``cp:`` attributes).
         With ``showing_only``, what is not on screen is left out with its subtree (closed menus, off-screen
-        cells and paragraphs): what a policy can click or find focused, read several times faster.
+        cells and paragraphs): what a policy can click or find focused, read several times faster. With
+        ``window``, every application's top-level windows but those whose title contains it (any case) are left
+        out: a dialog of LibreOffice's reads in about a third of the time of the whole desktop.
 
         Raises:
             RequestRejected: 413 if the tree is larger than the replica's bound.
             ActionFailed: 504 if the applications did not answer within ``timeout``.
         """
-        params = {"timeout": timeout, "max_nodes": max_nodes, "showing": int(showing_only)}
+        params: dict[str, Any] = {"timeout": timeout, "max_nodes": max_nodes, "showing": int(showing_only)}
+        if window is not None:
+            params["window"] = window
         return self.api.request("GET", "/accessibility", params=params, timeout=timeout + 5).text
 
     def terminal(self, *, timeout: float = 10.0) -> str | None:

@@ -196,7 +196,8 @@ class App:
         xml = self.a11y.tree(timeout=number(q, "timeout", 0.5, 60, default=10),
                              max_nodes=number(q, "max_nodes", 1, 200_000, default=20_000, kind=int),
                              max_bytes=number(q, "max_bytes", 1024, 64 * 2**20, default=32 * 2**20, kind=int),
-                             showing_only=number(q, "showing", 0, 1, default=0, kind=int) == 1)
+                             showing_only=number(q, "showing", 0, 1, default=0, kind=int) == 1,
+                             window=protocol.window_filter(q))
         return 200, xml.encode(), {"Content-Type": "application/xml; charset=utf-8"}
 
     def terminal(self, q, body):

@@ -77,6 +77,20 @@ def number(data: Mapping[str, Any], key: str, lo: float, hi: float, default: Any
     return kind(v)
 
 
+def window_filter(q: Mapping[str, str]) -> str | None:
+    """The ``window`` of an accessibility read: part of a top-level window's name, 1..200 printable characters.
+
+    >>> window_filter({"window": "Save"}), window_filter({})
+    ('Save', None)
+    """
+    v = q.get("window")
+    if v is None:
+        return None
+    if not v or len(v) > 200 or not v.isprintable():
+        raise bad(f"window: expected 1..200 printable characters, actual {v!r:.50}")
+    return v
+
+
 # ---- before the body: token, route, size ------------------------------------------------------------
 def authorized(header: str, token: str) -> bool:
     """Whether an Authorization header carries ``Bearer <token>``."""

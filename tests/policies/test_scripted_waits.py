@@ -39,10 +39,21 @@ SAVE_THEN_ENTER = ({"op": "type", "args": {"text": "/tmp/a.txt"}},
                    {"op": "press", "args": {"key": "enter"}})
 
 
-def test_the_step_before_a_wait_enabled_asks_for_the_tree() -> None:
+def test_the_step_before_a_wait_enabled_asks_for_the_tree_of_its_window_only() -> None:
     p = _policy(*SAVE_THEN_ENTER)
     typed = p.act(_obs(), [])
     assert typed.needs_a11y and not typed.waiting
+    assert typed.a11y_window == "Save As"  # the replica leaves the editor's own window out
+    assert p.act(_obs(None), []).a11y_window == "Save As"  # and so does every poll of the wait
+    p.act(_obs(_tree('st:sensitive="true"')), [])
+    assert p.act(_obs(), []).a11y_window is None  # the op after the press reads no tree
+
+
+def test_a_window_the_replica_would_refuse_reads_the_whole_tree() -> None:
+    for window in ("", "x" * 201, "a\nb", 7):
+        p = _policy({"op": "wait_enabled", "args": {"window": window, "control": "Save"}})
+        asked = p.act(_obs(), [])
+        assert asked.needs_a11y and asked.a11y_window is None, window
 
 
 def test_enter_waits_until_the_dialogs_own_save_button_is_sensitive() -> None:

@@ -139,6 +139,23 @@ def test_accessibility_tree_shows_an_applications_widgets(shared_replica: Replic
                   if el is not app and el.get(f"{ST}showing") != "true"]
     assert not off_screen, off_screen[:10]
     assert sum(1 for _ in shown_frames[0].iter()) < sum(1 for _ in frames[0].iter())
+    # One window's tree: a second window, named for a file, and the first one left out.
+    shared_replica.write_file("/tmp/osgym-one-window.txt", b"x")
+    shared_replica.launch(["mousepad", "--opening-mode=window", "/tmp/osgym-one-window.txt"])
+    shared_replica.wait_window("osgym-one-window", focused=True)
+    both = ET.fromstring(shared_replica.accessibility(showing_only=True))
+    names = [top.get("name") or "" for app in both for top in app]
+    assert any("osgym-one-window" in n for n in names) and any("osgym-one-window" not in n for n in names), names
+    one = ET.fromstring(shared_replica.accessibility(showing_only=True, window="OSGYM-one-WINDOW"))
+    kept = [top.get("name") or "" for app in one for top in app]
+    assert kept and all("osgym-one-window" in n for n in kept), kept
+    assert [top for app in ET.fromstring(shared_replica.accessibility(window="no window is called this"))
+            for top in app] == []
+    shared_replica.close_window("osgym-one-window")
+    for bad in ("x" * 201, "a\tb"):
+        with pytest.raises(RequestRejected) as info:
+            shared_replica.accessibility(window=bad)
+        assert info.value.status == 400 and "window" in str(info.value)
     shared_replica.close_window("mousepad")
 
 

@@ -146,7 +146,14 @@ class ScriptedPolicy:
 
     def act(self, observation: Observation, history: Sequence[PastStep]) -> Decision:
         decision = self._next(observation)
-        decision.needs_a11y = decision.needs_a11y or self._upcoming_needs_a11y()
+        reads = self._a11y_op()
+        if reads is not None:
+            decision.needs_a11y = True
+            window = reads.args.get("window")
+            if isinstance(window, str) and 0 < len(window) <= 200 and window.isprintable():
+                # the op only looks inside the top-level windows whose title contains it (_top_windows):
+                # the replica leaves the others out (else the whole tree; _poll says what is wrong)
+                decision.a11y_window = window
         return decision
 
     def _next(self, observation: Observation) -> Decision:
@@ -175,9 +182,12 @@ class ScriptedPolicy:
             return Decision([action], thought=f"oracle {self._i}/{len(self._ops)}: {op.op}")
         return Decision([Done()], thought="oracle finished")
 
-    def _upcoming_needs_a11y(self) -> bool:
-        """Ask for the tree with the observation the next op will read, so a ready control costs no extra poll."""
-        return not self._pending and self._i < len(self._ops) and self._ops[self._i].op in A11Y_WAITS
+    def _a11y_op(self) -> OracleStep | None:
+        """The op that will read the next observation's tree, if one will: the next op (so a ready control costs
+        no extra poll), or the one a waiting decision polls for."""
+        if not self._pending and self._i < len(self._ops) and self._ops[self._i].op in A11Y_WAITS:
+            return self._ops[self._i]
+        return None
 
     def _poll(self, op: OracleStep, obs: Observation) -> Decision | None:
         """None once the state ``op`` waits for holds; else a waiting decision, or PolicyError past its timeout."""
@@ -194,7 +204,7 @@ class ScriptedPolicy:
                 held = not any(a["title"].lower() in w.title.lower() for w in obs.windows)
                 what = f"window {a['title']!r} never went away"
             elif obs.a11y is None:
-                return self._waiting(op, seconds=0.0, needs_a11y=True)
+                return self._waiting(op, seconds=0.0)
             elif op.op in ("wait_element", "click_element"):
                 # kept for the click: a Calc window's tree is ~850 KB of XML, parsed once per observation
                 self._element = _element_center(obs.a11y, a["window"], a["name"], a.get("role", ""))
@@ -220,11 +230,12 @@ class ScriptedPolicy:
             self._wait_since = None
             raise PolicyError(f"oracle for {self._task_id}, step {self._i + 1}/{len(self._ops)} ({op.op}): {what} "
                               f"within {timeout:g} s; windows on screen: {[w.title for w in obs.windows]}")
-        return self._waiting(op, seconds=POLL_S, needs_a11y=op.op in A11Y_WAITS)
+        return self._waiting(op, seconds=POLL_S)
 
-    def _waiting(self, op: OracleStep, *, seconds: float, needs_a11y: bool) -> Decision:
+    def _waiting(self, op: OracleStep, *, seconds: float) -> Decision:
+        """A decision that waits for ``op``'s state (:meth:`act` asks for the tree an op in A11Y_WAITS reads)."""
         return Decision([Wait(seconds=seconds)], thought=f"oracle {self._i + 1}/{len(self._ops)}: {op.op}",
-                        waiting=True, needs_a11y=needs_a11y)
+                        waiting=True)
 
     def _maybe_noise(self, op: OracleStep, obs: Observation) -> Decision | None:
         """A wrong action (plus queued recovery) before ``op``, at most once per op."""
