@@ -36,11 +36,16 @@ def test_ctrl_c_while_replicas_start_stops_the_run_and_removes_them(docker_clien
                             env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
                             start_new_session=True)
     try:
-        deadline = time.monotonic() + 120
+        started = time.monotonic()
+        deadline = started + 120
         while not _owned_by(docker_client, proc.pid):
             assert proc.poll() is None, f"the run ended before its replicas started: {proc.stderr.read()[-2000:]!r}"
             assert time.monotonic() < deadline, "the collect run never created a replica"
             time.sleep(0.02)
+        # how the run stood when it was sent the signal: CI 2026-12-06 saw a run end 0, with nothing on stderr
+        signals = [line for line in Path(f"/proc/{proc.pid}/status").read_text().splitlines()
+                   if line.startswith(("SigBlk", "SigIgn", "SigCgt"))]
+        sent_after_s = time.monotonic() - started
         proc.send_signal(signal.SIGINT)
         t0 = time.monotonic()
         _, stderr = proc.communicate(timeout=120)
@@ -51,7 +56,10 @@ def test_ctrl_c_while_replicas_start_stops_the_run_and_removes_them(docker_clien
             proc.wait()
     left = _owned_by(docker_client, proc.pid)
     assert not left, f"Ctrl-C during the pool's start left {len(left)} containers behind"
-    assert proc.returncode == 130, stderr[-2000:]
+    committed = sorted(p.name for p in (tmp_path / "data").rglob("*.parquet"))
+    assert proc.returncode == 130, (f"exit {proc.returncode} {stopped_s:.1f} s after SIGINT, sent {sent_after_s:.1f} s "
+                                    f"after the start; the run's signals then {signals}; parquet files written "
+                                    f"{committed[:5]}; stderr {stderr[-2000:]!r}")
     assert "Traceback" not in stderr, stderr[-2000:]
     # the starts under way are abandoned, not awaited (a replica takes up to start_timeout, 30 s, per try)
     assert stopped_s < 60, f"the run took {stopped_s:.0f} s to stop"

@@ -54,17 +54,20 @@ with ThreadPoolExecutor(len(targets)) as ex:
 SERVE = r"""
 import socket, sys, threading, time
 port, addrs = int(sys.argv[1]), sys.argv[2:]
-def serve(addr):
+def listening(addr):
     s = socket.socket(socket.AF_INET6 if ":" in addr else socket.AF_INET)
     s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     s.bind((addr, port))
     s.listen(16)
+    return addr, s
+def serve(addr, s):
     while True:
         conn, _ = s.accept()
         with conn:
             conn.sendall(f"decoy {addr}\n".encode())
-for a in addrs:
-    threading.Thread(target=serve, args=(a,), daemon=True).start()
+# every address listens before "ready" (CI, 2026-12-06: a thread that had not bound yet refused the host)
+for a, s in [listening(a) for a in addrs]:
+    threading.Thread(target=serve, args=(a, s), daemon=True).start()
 print("ready", flush=True)
 time.sleep(600)  # a bounded life even if the test dies without stopping it
 """
