@@ -51,7 +51,7 @@ def arm(reset: str, args: argparse.Namespace, image: str) -> dict[str, object]:
             with ThreadPoolExecutor(4) as ex:  # four at a time: fifty Calcs starting at once is not a task's load
                 list(ex.map(open_calc, held))
         ready_s = time.monotonic() - t0
-        ksmd0 = (ksm.ksmd_cpu_seconds() or 0.0)
+        ksmd0 = ksm.ksmd_cpu_seconds() or 0.0
         time.sleep(args.settle_s)  # let the desktops go idle (and ksmd merge, where it runs)
         ksmd_cores = ((ksm.ksmd_cpu_seconds() or 0.0) - ksmd0) / args.settle_s
         per = [cgroup_mib(r.container.id) for r in held if r.container is not None]

@@ -14,7 +14,7 @@ from __future__ import annotations
 import hmac
 import json
 from collections.abc import Callable, Mapping
-from typing import Any, NamedTuple, TypeVar
+from typing import Any, NamedTuple, TypeGuard, TypeVar
 
 MAX_UPLOAD = 64 * 2**20
 """Largest body of a file upload (PUT /files; OSWorld's /setup/upload)."""
@@ -77,8 +77,21 @@ def number(data: Mapping[str, Any], key: str, lo: float, hi: float, default: Any
     return kind(v)
 
 
+MAX_WINDOW_FILTER = 200
+
+
+def is_window_filter(v: object) -> TypeGuard[str]:
+    """Whether ``v`` may be the ``window`` of an accessibility read: part of a top-level window's name, 1..200
+    printable characters (a client asks for the whole tree rather than send one the replica refuses).
+
+    >>> is_window_filter("Save"), is_window_filter(""), is_window_filter("a\\nb"), is_window_filter(7)
+    (True, False, False, False)
+    """
+    return isinstance(v, str) and 0 < len(v) <= MAX_WINDOW_FILTER and v.isprintable()
+
+
 def window_filter(q: Mapping[str, str]) -> str | None:
-    """The ``window`` of an accessibility read: part of a top-level window's name, 1..200 printable characters.
+    """The ``window`` of an accessibility read (:func:`is_window_filter`), or None when not given.
 
     >>> window_filter({"window": "Save"}), window_filter({})
     ('Save', None)
@@ -86,8 +99,8 @@ def window_filter(q: Mapping[str, str]) -> str | None:
     v = q.get("window")
     if v is None:
         return None
-    if not v or len(v) > 200 or not v.isprintable():
-        raise bad(f"window: expected 1..200 printable characters, actual {v!r:.50}")
+    if not is_window_filter(v):
+        raise bad(f"window: expected 1..{MAX_WINDOW_FILTER} printable characters, actual {v!r:.50}")
     return v
 
 

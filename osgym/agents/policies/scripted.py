@@ -63,6 +63,7 @@ from osgym.agents.policies.base import Decision, PastStep
 from osgym.agents.policies.registry import describe_validation_error, register_policy
 from osgym.errors import PolicyError
 from osgym.replicas.actions import Action, Click, Done, Fail, Hotkey, MoveTo, Press, Typing, Wait
+from osgym.replicas.hollow.protocol import is_window_filter  # the replica's own request rules (one file)
 from osgym.replicas.observation import Observation
 from osgym.tasks.spec import OracleStep, TaskSpec
 
@@ -150,7 +151,7 @@ class ScriptedPolicy:
         if reads is not None:
             decision.needs_a11y = True
             window = reads.args.get("window")
-            if isinstance(window, str) and 0 < len(window) <= 200 and window.isprintable():
+            if is_window_filter(window):
                 # the op only looks inside the top-level windows whose title contains it (_top_windows):
                 # the replica leaves the others out (else the whole tree; _poll says what is wrong)
                 decision.a11y_window = window
