@@ -8,6 +8,13 @@ observation), ``steps`` (the policy's actions, their settles and observations) a
 the postconfig and the evaluator). What the replica burns between calls (its applications drawing, a save still
 running) is each phase's ``between calls``.
 
+Around each episode the whole machine is read too (``/proc/stat``'s busy time), so that what an episode costs
+outside its replica shows: ``machine`` splits each episode's share of the loop into ``lease`` (the previous
+replica's removal and this one's start or restore, the pool's work with nothing else running), ``episode`` and
+``release``, and says how much of each was the replica's cgroup, this process (the runner, the policy and
+the client: the tree's XML is parsed here), and dockerd with containerd; the rest is the shims, runc, CRIU,
+the kernel and anything else the machine ran.
+
 Usage:
     python bench/bench_episode_phases.py --episodes 6 --reset restore > out.json
 """
@@ -16,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import resource
 import statistics
 import sys
 import time
@@ -25,7 +33,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.bench_pool import _container_cpu_seconds  # noqa: E402
+from bench.bench_pool import _container_cpu_seconds, _cpu_seconds, _daemon_pids, _proc_cpu_seconds  # noqa: E402
 from osgym.agents.policies.scripted import ScriptedPolicy  # noqa: E402
 from osgym.episodes.episode import Episode  # noqa: E402
 from osgym.episodes.limits import EpisodeLimits  # noqa: E402
@@ -117,6 +125,26 @@ def one_episode(replica: Any, task: Any, limits: EpisodeLimits) -> dict[str, Any
             "between_calls_cpu_s": between, "calls": calls, "a11y_reads": metered.a11y_reads}
 
 
+class MachineMeter:
+    """Busy CPU seconds of the machine, this process and Docker's daemons, read together."""
+
+    def __init__(self) -> None:
+        self.daemons = _daemon_pids()
+
+    def read(self) -> dict[str, float]:
+        me = resource.getrusage(resource.RUSAGE_SELF)
+        return {"machine": _cpu_seconds(), "runner": me.ru_utime + me.ru_stime,
+                "daemons": sum(_proc_cpu_seconds(p) for p in self.daemons), "t": time.perf_counter()}
+
+    @staticmethod
+    def between(a: dict[str, float], b: dict[str, float], clone_cpu_s: float) -> dict[str, float]:
+        d = {k: b[k] - a[k] for k in a}
+        rest = d["machine"] - d["runner"] - d["daemons"] - clone_cpu_s
+        return {"machine_cpu_s": round(d["machine"], 3), "clone_cpu_s": round(clone_cpu_s, 3),
+                "runner_cpu_s": round(d["runner"], 3), "daemons_cpu_s": round(d["daemons"], 3),
+                "rest_cpu_s": round(rest, 3), "wall_s": round(d["t"], 3)}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--episodes", type=int, default=6)
@@ -126,20 +154,35 @@ def main() -> None:
     ap.add_argument("--task", default="sheet-save-csv")
     ap.add_argument("--settle-s", type=float, default=1.0)
     ap.add_argument("--screen", default="1920x1080")
+    ap.add_argument("--image", help="an apps image to compare (default: the current one, built if missing)")
     args = ap.parse_args()
     w, h = (int(x) for x in args.screen.split("x"))
     tasks = generate(args.suite, args.episodes, seed=1, tasks=[args.task])
     limits = EpisodeLimits(settle_s=args.settle_s)
     runs = []
-    with ReplicaPool(images.ensure_image("apps"), 1, standby=0, screen=(w, h), limits=limits_for("apps"),
+    with ReplicaPool(args.image or images.ensure_image("apps"), 1, standby=0, screen=(w, h), limits=limits_for("apps"),
                      reset=args.reset, warm=args.warm if args.reset == "restore" else "desktop",
                      name=f"bench-phases-{int(time.time())}") as pool:
+        meter = MachineMeter()
         for task in tasks:
+            m0 = meter.read()
             with pool.lease() as replica:
-                runs.append(one_episode(replica, task, limits))
-            print(json.dumps({k: runs[-1][k] for k in ("score", "total_cpu_s", "phase_cpu_s")}), file=sys.stderr)
+                m1 = meter.read()
+                clone0 = _container_cpu_seconds([replica.container.id])
+                run = one_episode(replica, task, limits)
+                clone1 = _container_cpu_seconds([replica.container.id])
+                m2 = meter.read()
+            m3 = meter.read()
+            # lease: clone0 is the clone's CPU from its cgroup's creation (CRIU's restore runs in it) to the lease
+            run["machine"] = {"lease": meter.between(m0, m1, clone0), "episode": meter.between(m1, m2, clone1 - clone0),
+                              "release": meter.between(m2, m3, 0.0)}
+            runs.append(run)
+            print(json.dumps({k: runs[-1][k] for k in ("score", "total_cpu_s", "phase_cpu_s", "machine")}),
+                  file=sys.stderr)
     medians = {p: round(statistics.median(r["phase_cpu_s"][p] for r in runs), 3) for p in runs[0]["phase_cpu_s"]}
-    print(json.dumps({"args": vars(args), "median_phase_cpu_s": medians,
+    machine = {part: {k: round(statistics.median(r["machine"][part][k] for r in runs), 3)
+                      for k in runs[0]["machine"][part]} for part in runs[0]["machine"]}
+    print(json.dumps({"args": vars(args), "median_phase_cpu_s": medians, "median_machine": machine,
                       "median_total_cpu_s": round(statistics.median(r["total_cpu_s"] for r in runs), 3),
                       "episodes": runs}, indent=1))
 
