@@ -93,7 +93,10 @@ def test_an_episode_leaves_nothing_for_the_next_restored_replica(  # type: ignor
         mine = (second.id, second.container.id, second.api.endpoint)
         assert all(a != b for a, b in zip(seen, mine, strict=True)), (seen, mine)
         # the template's token, which every clone holds at first, was replaced before the lease
-        cp_dir = next(Path(settings().checkpoint_dir).glob("*/meta.json")).parent
+        # this pool's checkpoint, as it said ("made <entry>/checkpoint"): other pools keep theirs beside it
+        (made,) = events(pool, "checkpointed")
+        cp_dir = Path(made.split(" ", 1)[1]).parent
+        assert cp_dir.parent == Path(settings().checkpoint_dir) and (cp_dir / "meta.json").is_file(), made
         with Replica("template", second.api.endpoint, (cp_dir / "token").read_text(),
                      socket_owner=SERVER_UID) as old:
             with pytest.raises(RequestRejected, match="401"):
