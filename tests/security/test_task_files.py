@@ -50,10 +50,12 @@ FAST_S = 30.0
 
 # -- fixtures ------------------------------------------------------------------------------------------
 
+MODULE_POOL = f"{SESSION}-taskfiles"
+
 
 @pytest.fixture(scope="module")
 def taskfiles_pool(image: str, docker_client: docker.DockerClient) -> Iterator[ReplicaPool]:
-    with ReplicaPool(image, 1, standby=1, name=f"{SESSION}-taskfiles", docker_client=docker_client,
+    with ReplicaPool(image, 1, standby=1, name=MODULE_POOL, docker_client=docker_client,
                      screen=TEST_SCREEN) as pool:
         yield pool
 
@@ -82,12 +84,16 @@ def _on_replica(pool: ReplicaPool, task: TaskSpec, check: str | None = None) -> 
 
 
 def _created_by(client: docker.DockerClient, since: float, pid: int) -> list[str]:
-    """Names of osgym replicas the process ``pid`` of this machine created since ``since`` (Docker's event log)."""
+    """Names of osgym replicas the process ``pid`` of this machine created since ``since`` (Docker's event log),
+    but for this module's own pool's: it refills in the background, from this process too (a replica released
+    by one test is replaced while the next runs; seen under OSGYM_REPLICA_RESET=restore, where a clone's start
+    came 0.2 s into the next test)."""
     events = client.events(since=int(since) - 1, until=int(time.time()) + 1, decode=True,
                            filters={"type": "container", "event": "create", "label": POOL_LABEL})
     owner = f"{socket.gethostname()}:{pid}:"
     return [e["Actor"]["Attributes"].get("name", "?") for e in events
-            if e["Actor"]["Attributes"].get(OWNER_LABEL, "").startswith(owner)]
+            if e["Actor"]["Attributes"].get(OWNER_LABEL, "").startswith(owner)
+            and e["Actor"]["Attributes"].get(POOL_LABEL) != MODULE_POOL]
 
 
 def _osgym_collect(recipe: dict[str, Any], tmp_path: Path, env: dict[str, str]) -> tuple[subprocess.Popen[str], str]:
