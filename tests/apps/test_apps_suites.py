@@ -28,6 +28,7 @@ from osgym.episodes import EpisodeLimits, run_episode
 from osgym.episodes.focus import focus_violations, target_title
 from osgym.episodes.trajectory import Trajectory
 from osgym.errors import ReplicaError
+from osgym.replicas.client import Replica
 from osgym.replicas.pool import ReplicaPool, limits_for
 from osgym.suites import list_suites, required_tier, templates
 from osgym.suites.generators import Template
@@ -55,15 +56,35 @@ def apps_pool(image: str, docker_client: docker.DockerClient) -> Iterator[Replic
 
 def _episode(pool: ReplicaPool, task: TaskSpec, policy: Policy, attempts: int = 2) -> Trajectory:
     """One episode on a fresh replica, setup included. As production does, a replica fault (e.g. an app
-    that never maps its window) retries on a fresh replica."""
+    that never maps its window) retries on a fresh replica. An episode that ends in an error carries what the
+    replica still shows of its applications in its message (:func:`_last_words`)."""
     for attempt in range(1, attempts + 1):
         try:
             with pool.lease(timeout=300) as r:
-                return run_episode(r, task, policy, seed=7, limits=LIMITS)
+                trajectory = run_episode(r, task, policy, seed=7, limits=LIMITS)
+                if trajectory.error_class is not None:
+                    trajectory.error_message = f"{trajectory.error_message}\n{_last_words(r)}"
+                return trajectory
         except ReplicaError:
             if attempt == attempts:
                 raise
     raise AssertionError("unreachable")
+
+
+LAST_WORDS = ("ps -eo pid,etime,stat,comm --sort=start_time | tail -n 25; "
+              "for f in ~/.local/share/code-server/coder-logs/*.log; do [ -s \"$f\" ] && echo \"== $f\" && "
+              "tail -n 15 \"$f\"; done; ls -R ~/.config/chromium/'Crash Reports' 2>/dev/null | head -n 20; true")
+"""The processes, code-server's logs (the apps tier's VS Code: code-server in a Chromium app window) and
+Chromium's crash reports."""
+
+
+def _last_words(replica: Replica) -> str:
+    """What the replica still runs and logged (:data:`LAST_WORDS`): twice VS Code's window (Chromium's) vanished
+    in a full run, vscode-font on 2026-12-06 (twice), with nothing else to go on."""
+    try:
+        return "the replica after the episode:\n" + replica.execute(LAST_WORDS, shell=True, timeout=20).output[-6000:]
+    except Exception as exc:  # diagnostics only: the episode's own error is what the test reports
+        return f"the replica after the episode: not read ({type(exc).__name__}: {exc})"
 
 
 def _oracle_and_noop(pool: ReplicaPool, task: TaskSpec) -> tuple[TaskSpec, Trajectory, Trajectory]:
