@@ -10,10 +10,10 @@ running) is each phase's ``between calls``.
 
 Around each episode the whole machine is read too (``/proc/stat``'s busy time), so that what an episode costs
 outside its replica shows: ``machine`` splits each episode's share of the loop into ``lease`` (the previous
-replica's removal and this one's start or restore, the pool's work with nothing else running), ``episode`` and
-``release``, and says how much of each was the replica's cgroup, this process (the runner, the policy and
-the client: the tree's XML is parsed here), and dockerd with containerd; the rest is the shims, runc, CRIU,
-the kernel and anything else the machine ran.
+replica's removal and this one's start or restore, the pool's work with nothing else running; null for the first
+episode, whose replica started with the pool), ``episode`` and ``release``, and says how much of each was the
+replica's cgroup, this process (the runner, the policy and the client: the tree's XML is parsed here), and dockerd
+with containerd; the rest is the shims, runc, CRIU, the kernel and anything else the machine ran.
 
 Usage:
     python bench/bench_episode_phases.py --episodes 6 --reset restore > out.json
@@ -173,15 +173,20 @@ def main() -> None:
                 clone1 = _container_cpu_seconds([replica.container.id])
                 m2 = meter.read()
             m3 = meter.read()
-            # lease: clone0 is the clone's CPU from its cgroup's creation (CRIU's restore runs in it) to the lease
-            run["machine"] = {"lease": meter.between(m0, m1, clone0), "episode": meter.between(m1, m2, clone1 - clone0),
+            # lease: clone0 is the clone's CPU from its cgroup's creation (CRIU's restore runs in it) to the lease.
+            # The first replica was started with the pool, before m0: its lease holds no start, so none is given.
+            lease = meter.between(m0, m1, clone0) if runs else None
+            run["machine"] = {"lease": lease, "episode": meter.between(m1, m2, clone1 - clone0),
                               "release": meter.between(m2, m3, 0.0)}
             runs.append(run)
             print(json.dumps({k: runs[-1][k] for k in ("score", "total_cpu_s", "phase_cpu_s", "machine")}),
                   file=sys.stderr)
     medians = {p: round(statistics.median(r["phase_cpu_s"][p] for r in runs), 3) for p in runs[0]["phase_cpu_s"]}
-    machine = {part: {k: round(statistics.median(r["machine"][part][k] for r in runs), 3)
-                      for k in runs[0]["machine"][part]} for part in runs[0]["machine"]}
+    machine = {}
+    for part in ("lease", "episode", "release"):
+        measured = [r["machine"][part] for r in runs if r["machine"][part] is not None]
+        if measured:
+            machine[part] = {k: round(statistics.median(m[k] for m in measured), 3) for k in measured[0]}
     print(json.dumps({"args": vars(args), "median_phase_cpu_s": medians, "median_machine": machine,
                       "median_total_cpu_s": round(statistics.median(r["total_cpu_s"] for r in runs), 3),
                       "episodes": runs}, indent=1))

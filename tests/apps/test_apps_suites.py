@@ -79,8 +79,8 @@ Chromium's crash reports."""
 
 
 def _last_words(replica: Replica) -> str:
-    """What the replica still runs and logged (:data:`LAST_WORDS`): twice VS Code's window (Chromium's) vanished
-    in a full run, vscode-font on 2026-12-06 (twice), with nothing else to go on."""
+    """What the replica still runs and logged (:data:`LAST_WORDS`): VS Code's window (Chromium's) vanished in
+    vscode-font in two full runs on 2026-12-06, with nothing else to go on."""
     try:
         return "the replica after the episode:\n" + replica.execute(LAST_WORDS, shell=True, timeout=20).output[-6000:]
     except Exception as exc:  # diagnostics only: the episode's own error is what the test reports

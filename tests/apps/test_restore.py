@@ -24,7 +24,7 @@ from osgym.replicas.checkpoint import RUNC_CRIU, CheckpointError, check_daemon
 from osgym.replicas.client import Replica
 from osgym.replicas.pool import ReplicaPool
 from osgym.replicas.provision import SERVER_UID
-from osgym.replicas.restore import WARM_SCREENSHOT
+from osgym.replicas.restore import WARM_SCREENSHOT, RestoringProvisioner
 from osgym.serving.server import ServeConfig
 from osgym.settings import settings
 from tests.conftest import TEST_SCREEN, remove_checkpoints
@@ -93,10 +93,10 @@ def test_an_episode_leaves_nothing_for_the_next_restored_replica(  # type: ignor
         mine = (second.id, second.container.id, second.api.endpoint)
         assert all(a != b for a, b in zip(seen, mine, strict=True)), (seen, mine)
         # the template's token, which every clone holds at first, was replaced before the lease
-        # this pool's checkpoint, as it said ("made <entry>/checkpoint"): other pools keep theirs beside it
-        (made,) = events(pool, "checkpointed")
-        cp_dir = Path(made.split(" ", 1)[1]).parent
-        assert cp_dir.parent == Path(settings().checkpoint_dir) and (cp_dir / "meta.json").is_file(), made
+        # this pool's own checkpoint (other pools on the host keep theirs beside it), as its provisioner holds it
+        assert isinstance(pool.provisioner, RestoringProvisioner)
+        cp_dir = pool.provisioner.checkpoint(pool.hosts[0]).directory.parent
+        assert cp_dir.parent == Path(settings().checkpoint_dir) and (cp_dir / "meta.json").is_file(), cp_dir
         with Replica("template", second.api.endpoint, (cp_dir / "token").read_text(),
                      socket_owner=SERVER_UID) as old:
             with pytest.raises(RequestRejected, match="401"):
