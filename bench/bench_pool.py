@@ -2,7 +2,7 @@
 
 Usage::
 
-    python3 bench/bench_pool.py cold    [--n 20]                 # start to ready, p50/p95, per phase
+    python3 bench/bench_pool.py cold    [--n 20] [--reset restore [--warm desktop]]  # start to ready, per phase
     python3 bench/bench_pool.py rate    [--n 40] [--concurrency 8]
     python3 bench/bench_pool.py reset   [--n 60] [--size 4] [--standby 4] [--hold 2]
     python3 bench/bench_pool.py peak    [--steps 100,200,300] [--screen 1920x1080]
@@ -65,18 +65,25 @@ def bench_pool(image: str, size: int, **kw: Any) -> Iterator[ReplicaPool]:
 
 
 def cold(image: str, args: argparse.Namespace) -> None:
-    """Sequential cold starts: one replica at a time, discard and replace, n times."""
-    with bench_pool(image, 1, standby=0, screen=args.screen, health_interval=0) as pool:
+    """Sequential starts: one replica at a time, discard and replace, n times. With ``--reset restore`` each is
+    a clone of the pool's checkpoint (warm state ``--warm``), and the first start, which made or found the
+    checkpoint, is reported apart (``first_s``) and left out of the figures."""
+    restoring = args.reset == "restore"
+    with bench_pool(image, 1, standby=0, screen=args.screen, health_interval=0, reset=args.reset,
+                    warm=args.warm) as pool:
         pool.start()
-        for _ in range(args.n - 1):
+        for _ in range(args.n - 1 + restoring):
             with pool.lease():
                 pass
             while pool.stats.ready < pool.stats.leased + 1:
                 time.sleep(0.005)
-        starts = pool.stats.start_s
-        phases = {k: statistics.median(p[k] for p in pool.stats.phases) for k in pool.stats.phases[0]}
-    emit(bench="cold_start", n=len(starts), p50_s=percentile(starts, 50), p95_s=percentile(starts, 95),
-         min_s=min(starts), phases_p50_s=phases, screen=args.screen)
+        first, starts = pool.stats.start_s[0], pool.stats.start_s[restoring:]
+        kept = pool.stats.phases[restoring:]
+        phases = {k: statistics.median(p[k] for p in kept) for k in kept[0]}
+        restored = pool.stats.restored
+    emit(bench="cold_start" if not restoring else "restore_start", n=len(starts), p50_s=percentile(starts, 50),
+         p95_s=percentile(starts, 95), min_s=min(starts), phases_p50_s=phases, screen=args.screen,
+         **({"warm": args.warm, "first_s": first, "restored": restored} if restoring else {}))
 
 
 def rate(image: str, args: argparse.Namespace) -> None:
@@ -419,6 +426,9 @@ def main() -> None:
     ap.add_argument("--idle", type=float, default=20.0, help="active: seconds of the idle floor")
     ap.add_argument("--profile-out", help="active: a directory for each level's step profile (JSON)")
     ap.add_argument("--runtime", help="OCI runtime of the replicas (runc, crun); default: the daemon's")
+    ap.add_argument("--reset", default="cold", choices=["cold", "restore"],
+                    help="cold: how each replica starts (restore: a clone of a checkpoint, `make criu`)")
+    ap.add_argument("--warm", default="desktop", help="cold --reset restore: the checkpoint's warm state")
     args = ap.parse_args()
     if args.runtime:
         os.environ["OSGYM_REPLICA_RUNTIME"] = args.runtime  # every pool of the run reads it

@@ -9,10 +9,12 @@
 #   - the build dependencies are bookworm's own packages, installed with apt-get;
 #   - osgym's patches in scripts/criu/*.patch are applied (rlimits-from-proc.patch: dump without
 #     CAP_SYS_RESOURCE, which containers like this machine's withhold even from root);
-#   - the result is checked with `criu check` before it is installed, with a stamp naming the source
-#     and the patches, so that a changed patch rebuilds it.
+#   - it keeps its cache of the kernel's features in $kdat_dir (below), a tmpfs on every Debian host;
+#   - the result is checked with `criu check` before it is installed, with a stamp naming the source,
+#     the patches and that directory, so that a changed patch rebuilds it.
 # It also installs scripts/criu/runc-criu as $prefix/bin/runc-criu, the runc wrapper that dockerd runs
-# replicas under to checkpoint them, with CRIU's options for dump and restore in $prefix/etc.
+# replicas under to checkpoint them, with CRIU's options for dump and restore in $prefix/etc, and builds its
+# helper scripts/criu/ksm-exec.c as $prefix/bin/ksm-exec.
 # A second run with all of it in place is a no-op. As root on Debian only; elsewhere it says what to do.
 set -euo pipefail
 
@@ -21,6 +23,11 @@ cache=${OSGYM_CRIU_CACHE:-/var/cache/osgym/criu-apt}
 want=4.2  # the minor series that restores everything a replica holds
 criu=$prefix/sbin/criu
 stamp=$prefix/share/osgym-criu.stamp
+# Where CRIU keeps what it learnt of the kernel (criu.kdat), compiled in as RUNDIR. CRIU keeps it only on a tmpfs
+# (a reboot must drop it) and its default, /run, is not one on every host (here it is ext4): without it every
+# CRIU run probes the kernel again, about 55 ms of each restore. runc-criu makes it (root's, 0700) and refuses
+# one that is not; keep the two in step.
+kdat_dir=/dev/shm/osgym-criu
 patches=$(cd "$(dirname "$0")/criu" && pwd)
 patch_id=$(cat "$patches"/*.patch | sha256sum | cut -c1-16)
 
@@ -35,6 +42,14 @@ install_support() {
     install -D -m "$mode" "$patches/$(basename "$rel")" "$prefix/$rel" \
       || fail "cannot install $prefix/$rel (run this as root)"
   done
+  # ksm-exec, which runc-criu runs runc restore through: built here, from the source beside it
+  if ! cmp -s "$patches/ksm-exec.c" "$prefix/share/ksm-exec.c" || [ ! -x "$prefix/bin/ksm-exec" ]; then
+    command -v cc >/dev/null || fail "building $prefix/bin/ksm-exec needs a C compiler (Debian: apt-get install build-essential)"
+    mkdir -p "$prefix/bin" "$prefix/share"
+    cc -O2 -Wall -Werror -o "$prefix/bin/ksm-exec.tmp" "$patches/ksm-exec.c" || fail "cannot build ksm-exec.c"
+    mv "$prefix/bin/ksm-exec.tmp" "$prefix/bin/ksm-exec"
+    install -m 0644 "$patches/ksm-exec.c" "$prefix/share/ksm-exec.c"
+  fi
   if [ ! -x /usr/sbin/runc ]; then  # what runc-criu runs: Debian's runc, which docker.io brings
     if [ "$(id -u)" = 0 ] && [ -f /etc/debian_version ]; then
       echo "ensure-criu: installing Debian's runc ..." >&2
@@ -82,7 +97,7 @@ PY
 }
 
 installed_ok() {
-  [ -x "$criu" ] && [ "$(cat "$stamp" 2>/dev/null)" = "patches $patch_id" ] || return 1
+  [ -x "$criu" ] && [ "$(cat "$stamp" 2>/dev/null)" = "patches $patch_id rundir $kdat_dir" ] || return 1
   "$criu" --version 2>/dev/null | grep -q "^Version: ${want//./\\.}\(\.\|$\)" || return 1
   "$criu" check >/dev/null 2>&1
 }
@@ -150,7 +165,7 @@ for p in "$patches"/*.patch; do
   patch -d "$src" -p1 --quiet --forward <"$p" || fail "$(basename "$p") does not apply to $(basename "$orig")"
 done
 echo "ensure-criu: building $(basename "$src") (about 30 s on two cores; log: $work/build.log) ..." >&2
-if ! make -C "$src" -j"$(nproc)" criu >"$work/build.log" 2>&1; then
+if ! make -C "$src" -j"$(nproc)" criu RUNDIR="$kdat_dir" >"$work/build.log" 2>&1; then
   tail -n 30 "$work/build.log" >&2
   trap - EXIT
   fail "building CRIU failed; the whole log is in $work/build.log"
@@ -162,7 +177,7 @@ if ! check=$("$built" check 2>&1); then
   fail "the CRIU just built fails \`criu check\` on this kernel ($(uname -r)); not installed"
 fi
 install -D -m 0755 "$built" "$criu"
-mkdir -p "$(dirname "$stamp")" && echo "patches $patch_id" >"$stamp"
+mkdir -p "$(dirname "$stamp")" && echo "patches $patch_id rundir $kdat_dir" >"$stamp"
 installed_ok || fail "$criu was installed but does not pass \`criu check\`"
 install_support
 register_with_docker

@@ -40,6 +40,7 @@ from osgym.replicas.provision import SERVER_UID
 from tests.conftest import TEST_SCREEN
 
 WRAPPER = Path(__file__).resolve().parents[2] / "scripts" / "criu" / "runc-criu"
+KDAT_DIR = Path("/dev/shm/osgym-criu")  # RUNDIR of `make criu`'s build, and the wrapper's `kdat`
 CLONE_LABEL = "osgym.test.clone"
 WARM_FILE = "/home/user/Documents/warm.txt"
 
@@ -126,6 +127,10 @@ def test_clones_of_a_checkpoint_answer_look_like_it_and_share_nothing(  # type: 
             assert r.read_file(WARM_FILE) == b"warm"  # the template's home came with the checkpoint
             # KSM's opt-in, which CRIU does not restore, is given back by the runtime wrapper
             assert merging <= {name for name, v in merge_any(r.container.id).items() if v == "yes"}
+        # CRIU kept what it learnt of the kernel where the wrapper looks after it, so later restores skip probing
+        cache = KDAT_DIR / "criu.kdat"
+        assert cache.is_file() and (cache.stat().st_uid, cache.stat().st_mode & 0o777) == (0, 0o600)
+        assert (KDAT_DIR.stat().st_uid, KDAT_DIR.stat().st_mode & 0o777) == (0, 0o700)
         # Docker sees each clone as its own running container: its labels, and exec into it
         seen = {c.labels[CLONE_LABEL]: c.status for c in client.containers.list(filters={"label": CLONE_LABEL})}
         assert seen == {a.id: "running", b.id: "running"}
@@ -179,6 +184,40 @@ def test_the_runtime_wrapper_refuses_images_it_cannot_trust(tmp_path: Path, case
     assert r.returncode == 1
     expected = "not an absolute path" if case == "relative" else "is not a checkpoint (inventory.img) in a directory"
     assert expected in r.stderr, r.stderr
+
+
+@pytest.mark.parametrize("case", ["missing", "not-roots", "group-writable", "symlink"])
+def test_the_runtime_wrapper_keeps_criu_s_kernel_cache_root_s_alone(tmp_path: Path, case: str) -> None:
+    """CRIU reads its cache of the kernel's features from a directory compiled in, on a tmpfs anyone may write
+    to (/dev/shm): the wrapper makes it root's with mode 0700 when it is missing and refuses to run CRIU when it is
+    anyone else's, group-writable or a link. Run on a copy of the wrapper pointed at a directory of this test, so
+    restores running meanwhile keep the real one."""
+    kdat = tmp_path / "kdat"
+    if case == "not-roots":
+        kdat.mkdir(mode=0o700)
+        os.chown(kdat, 1000, 1000)
+    elif case == "group-writable":
+        kdat.mkdir()
+        kdat.chmod(0o770)
+    elif case == "symlink":
+        (tmp_path / "elsewhere").mkdir(mode=0o700)
+        kdat.symlink_to(tmp_path / "elsewhere")
+    text = WRAPPER.read_text()
+    assert f"kdat={KDAT_DIR}\n" in text
+    wrapper = tmp_path / "runc-criu"
+    wrapper.write_text(text.replace(f"kdat={KDAT_DIR}\n", f"kdat={kdat}\n"))
+    (tmp_path / "bundle").mkdir()
+    (tmp_path / "bundle" / "config.json").write_text("{}")
+    r = subprocess.run(["sh", str(wrapper), "--root", str(tmp_path / "root"), "restore", "--image-path",
+                        str(tmp_path / "images"), "--work-path", str(tmp_path / "work"), "--bundle",
+                        str(tmp_path / "bundle"), "clone"], capture_output=True, text=True, timeout=30)
+    refused = "where CRIU keeps its kernel cache, is not a directory of root's with mode 0700"
+    if case == "missing":
+        assert refused not in r.stderr, r.stderr  # made, and the wrapper went on (to fail later: no such runc)
+        assert (kdat.stat().st_uid, kdat.stat().st_mode & 0o777) == (0, 0o700) and not kdat.is_symlink()
+        assert r.returncode != 0
+    else:
+        assert r.returncode == 1 and refused in r.stderr, r.stderr
 
 
 def test_a_restore_that_runs_past_its_bound_is_stopped_and_leaves_nothing(  # type: ignore[no-untyped-def]
