@@ -115,8 +115,9 @@ MSG
 fi
 
 if [ -x "$criu" ]; then
-  echo "ensure-criu: $criu is there but not a working CRIU $want with osgym's patches $patch_id" \
-       "($("$criu" --version 2>&1 | head -1), stamp: $(cat "$stamp" 2>/dev/null || echo none)); rebuilding" >&2
+  echo "ensure-criu: $criu is there but not a working CRIU $want built as this script builds it" \
+       "(patches $patch_id, rundir $kdat_dir; found $("$criu" --version 2>&1 | head -1)," \
+       "stamp: $(cat "$stamp" 2>/dev/null || echo none)); rebuilding" >&2
 fi
 
 # the private apt configuration: unstable's sources only, its own lists and cache
