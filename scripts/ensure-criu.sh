@@ -25,10 +25,11 @@ criu=$prefix/sbin/criu
 stamp=$prefix/share/osgym-criu.stamp
 # Where CRIU keeps what it learnt of the kernel (criu.kdat), compiled in as RUNDIR. CRIU keeps it only on a tmpfs
 # (a reboot must drop it) and its default, /run, is not one on every host (here it is ext4): without it every
-# CRIU run probes the kernel again, about 55 ms of each restore. runc-criu makes it (root's, 0700) and refuses
-# one that is not; keep the two in step.
-kdat_dir=/dev/shm/osgym-criu
+# CRIU run probes the kernel again, about 55 ms of each restore. runc-criu names it (its `kdat=` line, read here
+# so the two cannot differ), makes it root's with mode 0700 and refuses one that is not.
 patches=$(cd "$(dirname "$0")/criu" && pwd)
+kdat_dir=$(sed -n 's/^kdat=//p' "$patches/runc-criu")
+case $kdat_dir in /*) ;; *) echo "ensure-criu: no absolute kdat= line in $patches/runc-criu" >&2; exit 1 ;; esac
 patch_id=$(cat "$patches"/*.patch | sha256sum | cut -c1-16)
 
 fail() { echo "ensure-criu: $*" >&2; exit 1; }

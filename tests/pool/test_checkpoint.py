@@ -40,7 +40,8 @@ from osgym.replicas.provision import SERVER_UID
 from tests.conftest import TEST_SCREEN
 
 WRAPPER = Path(__file__).resolve().parents[2] / "scripts" / "criu" / "runc-criu"
-KDAT_DIR = Path("/dev/shm/osgym-criu")  # RUNDIR of `make criu`'s build, and the wrapper's `kdat`
+# where CRIU keeps its kernel cache: the wrapper's `kdat=`, which `make criu` builds CRIU with (RUNDIR)
+KDAT_DIR = Path(next(ln.split("=", 1)[1] for ln in WRAPPER.read_text().splitlines() if ln.startswith("kdat=")))
 CLONE_LABEL = "osgym.test.clone"
 WARM_FILE = "/home/user/Documents/warm.txt"
 
