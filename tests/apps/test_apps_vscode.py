@@ -7,7 +7,8 @@ browser) served on the replica's loopback and shown in a Chromium app window, wi
 - a setting changed in VS Code's UI (the color theme, OSWorld task 982d12a5) lands in
   ~/.config/Code/User/settings.json, the file OSWorld's vs_code checks read;
 - ``code --install-extension FILE.vsix`` works offline (task 0512bb38), refused in a root step, and
-  ``code --list-extensions`` lists it; an install by marketplace ID fails, with the reason.
+  ``code --list-extensions`` lists it; an install by marketplace ID fails, with the reason;
+- an edited file stays unsaved until Ctrl+S, as in desktop VS Code (no auto-save).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from collections.abc import Callable
 
 import pytest
 
-from osgym.replicas.actions import Hotkey, Press, Typing
+from osgym.replicas.actions import Click, Hotkey, Press, Typing
 from osgym.replicas.client import Replica
 from osgym.replicas.pool import ReplicaPool, limits_for
 from osgym.tasks.setup import run_step
@@ -31,6 +32,8 @@ from tests.apps.test_apps_open import SCREEN, wait_session
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
 SETTINGS = "/home/user/.config/Code/User/settings.json"
+AUTOSAVE_WATCH_S = 5.0
+"""How long an edited file must stay unsaved: five times the web build's auto-save delay (1 s)."""
 WINDOW_TIMEOUT_S = 45.0
 """For the file's window, not the apps' 20 s: VS Code for the web is code-server's start (node) plus ~10 MB
 of workbench JavaScript compiled in a renderer, all within the replica's one core. On 2026-12-02's quiet
@@ -116,6 +119,26 @@ def test_code_opens_a_file_and_a_ui_setting_lands_where_osworld_reads(
         replica.wait_window("other.py - Visual Studio Code", timeout=WINDOW_TIMEOUT_S)
         code_windows = [w.title for w in replica.windows() if w.wm_class == window.wm_class]
         assert code_windows == ["other.py - Visual Studio Code"], code_windows
+
+        # Unsaved stays unsaved, as in desktop VS Code (OSWorld's VM): a typed key marks the title ("● ", the
+        # tier's window.title) and the file on disk is as it was until Ctrl+S. code-server is VS Code's web
+        # build, whose own default (files.autoSave "afterDelay") saved it a second later.
+        shown = replica.wait_window("other.py - Visual Studio Code", timeout=10)
+        other, unsaved = "/home/user/Desktop/other.py", "\u25cf other.py - Visual Studio Code"
+        replica.act([Click(x=shown.center[0], y=shown.center[1]), Typing(text="y = 2")])
+        deadline = time.monotonic() + 30
+        while replica.read_file(other) == b"x = 1\n" and time.monotonic() < deadline \
+                and unsaved not in [w.title for w in replica.windows()]:
+            time.sleep(0.25)
+        time.sleep(AUTOSAVE_WATCH_S)
+        assert replica.read_file(other) == b"x = 1\n", f"VS Code saved without Ctrl+S: {replica.read_file(other)!r}"
+        titles = [w.title for w in replica.windows()]
+        assert unsaved in titles, f"the edit is not marked unsaved: {titles}"
+        replica.act([Hotkey(keys=["ctrl", "s"])])
+        deadline = time.monotonic() + 30
+        while replica.read_file(other) == b"x = 1\n" and time.monotonic() < deadline:
+            time.sleep(0.5)
+        assert b"y = 2" in replica.read_file(other), f"Ctrl+S did not save other.py: {replica.read_file(other)!r}"
 
 
 def _vsix(publisher: str, name: str) -> bytes:

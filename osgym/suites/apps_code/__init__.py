@@ -19,6 +19,8 @@ TIER = "apps"
 DESCRIPTION = "VS Code: user settings, editing and replacing in a file (needs tier: apps)."
 SETTINGS = f"{HOME}/.config/Code/User/settings.json"
 OPEN_SETTINGS = "Preferences: Open User Settings (JSON)"
+UNSAVED = "\u25cf "
+"""What the tier's ``window.title`` (``${dirty}``) puts before the editor's name while it holds unsaved changes."""
 CHOICES: dict[str, tuple[str, list[str]]] = {
     "editor.cursorStyle": ("the cursor style", ["line", "block", "underline", "line-thin", "block-outline",
                                                 "underline-thin"]),
@@ -46,8 +48,10 @@ def write_user_settings(title: str, settings: dict[str, object]) -> list[dict[st
     would be Chromium's print dialog while the page loads): its first entry takes the focus once it is up, and
     the list shows the command once it has filtered the typed text. VS Code closes brackets and quotes as they
     are typed, and types over a closing one, but not always when keys come fast: what it added stays after the
-    caret, so everything after the caret goes. Closing the settings editor (Ctrl+W) brings the first title back
-    only once the save has cleared its changes (an unsaved editor asks first).
+    caret, so everything after the caret goes. The title starts with a dot while the editor holds unsaved
+    changes (the tier's ``window.title``): it shows once the typing is in the editor, which can be a second
+    behind the keys, and goes once the save is on disk, which can be a second more. Only then is the editor
+    closed (Ctrl+W): a close that overtook the save let the task be scored on the file as it was before.
     """
     return [op("wait_focused", window=title, role="entry", timeout=60), op("press", key="F1"),
             op("wait_focused", window="Visual Studio Code", role="list-item", timeout=30),
@@ -58,8 +62,9 @@ def write_user_settings(title: str, settings: dict[str, object]) -> list[dict[st
             op("wait_focused", window="settings.json - Visual Studio Code", role="entry", timeout=30),
             op("hotkey", keys=["ctrl", "a"]), op("type", text=json.dumps(settings)),
             op("press", key="escape"), op("hotkey", keys=["ctrl", "shift", "End"]), op("press", key="delete"),
-            op("hotkey", keys=["ctrl", "s"]), op("hotkey", keys=["ctrl", "w"]),
-            op("wait_window", title=title, timeout=30)]
+            op("wait_window", title=f"{UNSAVED}settings.json - Visual Studio Code", timeout=30),
+            op("hotkey", keys=["ctrl", "s"]), op("wait_gone", title=f"{UNSAVED}settings.json", timeout=30),
+            op("hotkey", keys=["ctrl", "w"]), op("wait_window", title=title, timeout=30)]
 
 
 def code_settings(rng: random.Random) -> dict[str, Any]:
