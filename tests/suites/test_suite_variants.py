@@ -45,7 +45,9 @@ by up to a third when what shared the cores changed during the work's minute (57
 372-431 for the same work). CPU time, not wall time: at load 35-40 on 2 cores the same work took 84-87 s of wall
 time (a machine's queue). In seconds the same work varies by machine and by day: on 2026-12-02, quiet, the
 slowest suites took 67.6 CPU s (apps-images, 346 units of 0.196 s) and 75.9 CPU s (apps-presentations, 421 units
-of 0.180 s), the others 32-176 units; the day before, CI passed a budget of 60 CPU s."""
+of 0.180 s), the others 32-176 units; the day before, CI passed a budget of 60 CPU s. apps-presentations then
+reached 479 units quiet and 535 under a full suite's load on 2026-12-07, and failed a run: its decks now reuse the
+blank deck's unpacked members (352 units at load 12-24, apps-images 359 in the same run)."""
 REFERENCE_EVERY = 500
 SUITES = suites.list_suites()
 OSWORLD_ONLY = {"id", "snapshot", "trajectory"}
