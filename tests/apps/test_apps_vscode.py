@@ -25,6 +25,7 @@ import pytest
 from osgym.replicas.actions import Click, Hotkey, Press, Typing
 from osgym.replicas.client import Replica
 from osgym.replicas.pool import ReplicaPool, limits_for
+from osgym.suites.apps_code import UNSAVED
 from osgym.tasks.setup import run_step
 from osgym.tasks.spec import SetupStep
 from tests.apps.test_apps_open import SCREEN, wait_session
@@ -124,7 +125,7 @@ def test_code_opens_a_file_and_a_ui_setting_lands_where_osworld_reads(
         # tier's window.title) and the file on disk is as it was until Ctrl+S. code-server is VS Code's web
         # build, whose own default (files.autoSave "afterDelay") saved it a second later.
         shown = replica.wait_window("other.py - Visual Studio Code", timeout=10)
-        other, unsaved = "/home/user/Desktop/other.py", "\u25cf other.py - Visual Studio Code"
+        other, unsaved = "/home/user/Desktop/other.py", f"{UNSAVED}other.py - Visual Studio Code"
         replica.act([Click(x=shown.center[0], y=shown.center[1]), Typing(text="y = 2")])
         deadline = time.monotonic() + 30
         while replica.read_file(other) == b"x = 1\n" and time.monotonic() < deadline \

@@ -19,6 +19,7 @@ TIER = "apps"
 DESCRIPTION = "VS Code: user settings, editing and replacing in a file (needs tier: apps)."
 SETTINGS = f"{HOME}/.config/Code/User/settings.json"
 OPEN_SETTINGS = "Preferences: Open User Settings (JSON)"
+SETTINGS_TITLE = "settings.json - Visual Studio Code"
 UNSAVED = "\u25cf "
 """What the tier's ``window.title`` (``${dirty}``) puts before the editor's name while it holds unsaved changes."""
 CHOICES: dict[str, tuple[str, list[str]]] = {
@@ -58,12 +59,12 @@ def write_user_settings(title: str, settings: dict[str, object]) -> list[dict[st
             op("type", text=OPEN_SETTINGS),
             op("wait_enabled", window="Visual Studio Code", control=OPEN_SETTINGS, role="list-item"),
             op("press", key="enter"),
-            op("wait_window", title="settings.json - Visual Studio Code", timeout=30),
-            op("wait_focused", window="settings.json - Visual Studio Code", role="entry", timeout=30),
+            op("wait_window", title=SETTINGS_TITLE, timeout=30),
+            op("wait_focused", window=SETTINGS_TITLE, role="entry", timeout=30),
             op("hotkey", keys=["ctrl", "a"]), op("type", text=json.dumps(settings)),
             op("press", key="escape"), op("hotkey", keys=["ctrl", "shift", "End"]), op("press", key="delete"),
-            op("wait_window", title=f"{UNSAVED}settings.json - Visual Studio Code", timeout=30),
-            op("hotkey", keys=["ctrl", "s"]), op("wait_gone", title=f"{UNSAVED}settings.json", timeout=30),
+            op("wait_window", title=UNSAVED + SETTINGS_TITLE, timeout=30),
+            op("hotkey", keys=["ctrl", "s"]), op("wait_gone", title=UNSAVED + SETTINGS_TITLE, timeout=30),
             op("hotkey", keys=["ctrl", "w"]), op("wait_window", title=title, timeout=30)]
 
 
@@ -80,7 +81,8 @@ def code_settings(rng: random.Random) -> dict[str, Any]:
         "instruction": f"In VS Code, change the user settings: editor font size {size}, tab size {tab}, {others}.",
         "related_apps": ["vscode"],
         "config": [write_files({path: "def main():\n    return 0\n"}), *open_code(path, title)],
-        "evaluator": {"func": "check_json_settings", "result": vm_file(SETTINGS), "expected": rule(expected=wanted)},
+        "evaluator": {"func": "check_json_settings", "result": vm_file(SETTINGS), "expected": rule(expected=wanted),
+                      "postconfig": [settings_saved(wanted)]},
         "oracle": [*write_user_settings(title, wanted), DONE],
     }
 
@@ -88,11 +90,23 @@ def code_settings(rng: random.Random) -> dict[str, Any]:
 EXTENSIONS = ("txt", "md", "cfg", "log", "notes")
 
 
+def _within_20s(test: str) -> dict[str, Any]:
+    """A postconfig step waiting (at most 20 s) until the shell ``test`` succeeds, and succeeding either way (the
+    evaluator then scores what is there): VS Code writes a file in the background after Ctrl+S, about a second
+    later on a loaded replica, and an agent may say it is done in between."""
+    return execute(f"for i in $(seq 80); do {test} && exit 0; sleep 0.25; done; exit 0")
+
+
 def saved(path: str, text: str) -> dict[str, Any]:
-    """A postconfig step waiting (at most 20 s) until ``path`` holds ``text``: VS Code saves in the background
-    after Ctrl+S and shows nothing in its title or accessibility tree when the write is done."""
-    return execute(f"for i in $(seq 80); do printf '%s' {q(text)} | cmp -s - {q(path)} && exit 0; sleep 0.25; "
-                   "done; exit 0")
+    """A postconfig step waiting (at most 20 s) until ``path`` holds ``text``."""
+    return _within_20s(f"printf '%s' {q(text)} | cmp -s - {q(path)}")
+
+
+def settings_saved(wanted: dict[str, object]) -> dict[str, Any]:
+    """A postconfig step waiting (at most 20 s) until the user's settings.json holds every key of ``wanted``
+    with its value, read as strict JSON as ``check_json_settings`` reads it (jq, in the apps image)."""
+    holds = ". as $f | $want | all(to_entries[]; $f[.key] == .value)"
+    return _within_20s(f"jq -e --argjson want {q(json.dumps(wanted))} {q(holds)} {q(SETTINGS)} >/dev/null 2>&1")
 
 
 def edited(path: str, text: str) -> dict[str, Any]:
