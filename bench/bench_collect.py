@@ -56,14 +56,14 @@ def main() -> None:
     ap.add_argument("--keep", action="store_true", help="keep the datasets (printed path) instead of deleting them")
     ap.add_argument("--arm", help=argparse.SUPPRESS)  # internal: run one arm in this process
     ap.add_argument("--store", help=argparse.SUPPRESS)
-    ap.add_argument("--image", help=argparse.SUPPRESS)
+    ap.add_argument("--image", help="an image of the tier to compare (default: the current one, built if missing)")
     args = ap.parse_args()
     if args.arm:
         print(json.dumps(run_arm(args)), flush=True)
         return
     from osgym.replicas import images
 
-    args.image = images.ensure_image(args.tier)
+    args.image = args.image or images.ensure_image(args.tier)
     tmp = Path(tempfile.mkdtemp(prefix="osgym-bench-"))
     try:
         run_arms(args, tmp)

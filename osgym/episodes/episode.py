@@ -64,6 +64,7 @@ from osgym.errors import (
 )
 from osgym.replicas.actions import TERMINAL_TYPES, Action, Wait, check_reply
 from osgym.replicas.client import Replica, SettleMode
+from osgym.replicas.hollow.protocol import A11yFind
 from osgym.replicas.observation import Observation
 from osgym.tasks.evaluate import evaluate
 from osgym.tasks.setup import run_setup
@@ -317,7 +318,7 @@ class Episode:
         if self._past_deadline():
             return self._timed_out()
         self._observation, observe_ms = self._observe(len(self.steps), _a11y(self.limits, decision.needs_a11y),
-                                                      decision.a11y_window)
+                                                      decision.a11y_window, decision.a11y_find)
         if self.cycle == "observe-act":
             self._pending_ms = observe_ms  # the next step acts on it
         else:
@@ -340,7 +341,7 @@ class Episode:
         wait.env_ms += _ms(t0)
         self._observation, self._pending_ms = self._observe(len(self.steps) + 1,
                                                             _a11y(self.limits, decision.needs_a11y),
-                                                            decision.a11y_window)
+                                                            decision.a11y_window, decision.a11y_find)
         return StepOutcome(self._observation)
 
     def _record_wait(self) -> StepOutcome | None:
@@ -386,10 +387,10 @@ class Episode:
         return StepOutcome(self.observation, 0.0, False, True, "timeout", message)
 
     # ---- the replica ---------------------------------------------------------------------------------
-    def _observe(self, index: int, a11y: bool | Literal["showing"],
-                 window: str | None = None) -> tuple[Observation, float]:
-        """Observe, within what is left of the deadline; the observation and what it took (ms). ``window``
-        narrows a tree read for the policy only (``"showing"``): a tree the episode records stays whole.
+    def _observe(self, index: int, a11y: bool | Literal["showing"], window: str | None = None,
+                 find: A11yFind | None = None) -> tuple[Observation, float]:
+        """Observe, within what is left of the deadline; the observation and what it took (ms). ``window`` and
+        ``find`` narrow a tree read for the policy only (``"showing"``): a tree the episode records stays whole.
 
         Raises:
             EpisodeTimeout: the deadline passed while observing.
@@ -399,7 +400,8 @@ class Episode:
         with self.replica.deadline(self._deadline):
             obs = self.replica.observe(self.task.instruction, index, format=lim.screenshot_format,
                                        quality=lim.screenshot_quality, max_side=lim.screenshot_max_side, a11y=a11y,
-                                       a11y_window=window if a11y == "showing" else None)
+                                       a11y_window=window if a11y == "showing" else None,
+                                       a11y_find=find if a11y == "showing" else None)
         return obs, _ms(t0)
 
     def _act(self, actions: list[Action], settle: float, mode: SettleMode | None = None) -> None:

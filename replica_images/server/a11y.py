@@ -16,6 +16,8 @@ import re
 import sys
 import xml.etree.ElementTree as ET
 
+import protocol
+
 NS = {
     "st": "https://accessibility.ubuntu.example.org/ns/state",
     "attr": "https://accessibility.ubuntu.example.org/ns/attributes",
@@ -45,11 +47,14 @@ def _clean(text):
 
 
 class Dumper:
-    def __init__(self, max_nodes, max_depth, max_width, showing_only=False, window=None):
+    def __init__(self, max_nodes, max_depth, max_width, showing_only=False, window=None, find=None):
+        """``find``: a ``protocol.A11yFind``; the walk (on screen only) stops at the first element it names."""
         import pyatspi  # imported here: only the child process needs it
 
         self.pyatspi = pyatspi
-        self.showing_only = showing_only
+        self.find = find
+        self.found = False
+        self.showing_only = showing_only or find is not None
         self.window = window.lower() if window else None
         self.max_nodes = max_nodes
         self.max_depth = max_depth
@@ -67,11 +72,13 @@ class Dumper:
                 attrs[f"{{{NS['st']}}}{_xml_name(name)}"] = "true"
         return names
 
-    def node(self, node, depth, state_set=None):
-        """``state_set``: the node's, when the caller has read it already (one D-Bus call fewer)."""
+    def node(self, node, depth, state_set=None, leaf=False):
+        """``state_set``: the node's, when the caller has read it already (one D-Bus call fewer); ``leaf``:
+        without its children."""
         self.nodes += 1
         attrs = {"name": _clean(node.name or "")}
-        states = self._states(state_set or node.getState(), attrs)
+        state_set = state_set or node.getState()
+        states = self._states(state_set, attrs)
         try:
             for item in node.getAttributes() or []:  # ["key:value", ...]
                 key, _, value = item.partition(":")
@@ -97,17 +104,32 @@ class Dumper:
         el = ET.Element(_xml_name(node.getRoleName()), attrs)
         if text:
             el.text = text
-        if depth >= self.max_depth:
+        if leaf or depth >= self.max_depth:
             return el
+        if self.find is not None and depth >= 2:  # a top-level window: look in it for the one element
+            self._find_in(node, depth, state_set, el)
+            return el
+        for child, child_states in self._children(node, depth, "manages_descendants" in states):
+            try:
+                el.append(self.node(child, depth + 1, child_states))
+            except Exception:  # the accessible went away while we walked
+                continue
+        return el
+
+    def _children(self, node, depth, manages):
+        """The children of ``node`` (at ``depth``) that the walk takes, in order, each with its state set when the
+        walk read it (``showing_only``), else None; ``manages``: whether ``node`` manages its descendants."""
         try:
             count = node.childCount
         except Exception:
-            return el
+            return
         seen_showing = False
         for i in range(min(count, self.max_width)):
+            if self.found:
+                return
             if self.nodes >= self.max_nodes:
                 self.truncated = True
-                break
+                return
             try:
                 child = node.getChildAtIndex(i)
                 if child is None:
@@ -121,18 +143,68 @@ class Dumper:
                     # Off screen: no extents to click, no focus to hold. Skipping it skips most of the walk:
                     # LibreOffice exposes every item of its closed menus (a Writer window: 2,111 nodes in
                     # 6.8 s in all, 1,016 on screen).
-                    if seen_showing and "manages_descendants" in states and count > self.max_width:
+                    if seen_showing and manages and count > self.max_width:
                         # A sheet's cells, row after row, more than we walk: the first row's on-screen
                         # ones have passed, and the rest of its columns would cost two calls each for
                         # nothing. A table we walk whole goes on: an off-screen cell there may be a
                         # hidden column's, with the next row's cells after it (VLC's playlist).
                         break
                     continue
-                seen_showing = True
-                el.append(self.node(child, depth + 1, state_set))
             except Exception:  # the accessible went away while we walked
                 continue
-        return el
+            seen_showing = True
+            yield child, state_set
+
+    def _find_in(self, top, depth, state_set, el):
+        """Append to ``el`` (``top``'s) the first element under ``top`` that ``self.find`` names, if any."""
+        f = self.find
+        if f.focused and not state_set.contains(self.pyatspi.STATE_ACTIVE):
+            return  # the caret of a window in the background takes no keys
+        if self._matches(top, state_set):  # the window itself, as the tree's reader counts it too
+            self.found = True
+            return
+        hit = self._seek(top, depth, state_set)
+        if hit is not None:
+            self.found = True
+            el.append(self.node(hit[0], depth + 1, hit[1], leaf=True))
+
+    def _seek(self, parent, depth, parent_states):
+        """The first (node, state set) below ``parent`` that ``self.find`` names: the walk of :meth:`node` with
+        ``showing_only`` (:meth:`_children`: the same elements in the same order), reading only what the match
+        needs of each."""
+        if depth >= self.max_depth:
+            return None
+        manages = parent_states.contains(self.pyatspi.STATE_MANAGES_DESCENDANTS)
+        for child, state_set in self._children(parent, depth, manages):
+            try:
+                self.nodes += 1
+                if self._matches(child, state_set):
+                    return child, state_set
+                hit = self._seek(child, depth + 1, state_set)
+            except Exception:  # the accessible went away while we walked
+                continue
+            if hit is not None:
+                return hit
+        return None
+
+    def _matches(self, node, state_set):
+        """Whether ``node`` is the element ``self.find`` names; the cheapest tests first (the states are read)."""
+        f, S = self.find, self.pyatspi
+        if f.focused and not state_set.contains(S.STATE_FOCUSED):
+            return False
+        if f.name is not None and _clean(node.name or "") != f.name:
+            return False
+        if f.role and _xml_name(node.getRoleName()) != f.role:
+            return False
+        if f.sized:
+            if not (state_set.contains(S.STATE_VISIBLE) and state_set.contains(S.STATE_SHOWING)):
+                return False
+            try:
+                ext = node.queryComponent().getExtents(S.XY_SCREEN)
+            except NotImplementedError:
+                return False
+            return ext.width > 0 and ext.height > 0
+        return True
 
     def _value_and_actions(self, node, attrs):
         try:
@@ -158,6 +230,8 @@ class Dumper:
         desktop = self.pyatspi.Registry.getDesktop(0)
         root = ET.Element("desktop-frame")
         for i in range(min(desktop.childCount, self.max_width)):
+            if self.found:
+                break
             try:
                 app = desktop.getChildAtIndex(i)
                 if app is not None:
@@ -169,6 +243,8 @@ class Dumper:
                 break
         if self.truncated:
             root.set("truncated", "true")
+        if self.find is not None:  # a find's answer, not a tree: the element it asked for, or nothing
+            root.set("found", "true" if self.found else "false")
         return root
 
 
@@ -190,8 +266,15 @@ def main():
     p.add_argument("--showing-only", action="store_true",
                    help="only what is on screen, without values and actions: what a policy finds and clicks")
     p.add_argument("--window", help="only the top-level windows whose name contains this, any case")
+    p.add_argument("--find-name", help="stop at the first element on screen called this (protocol.A11yFind)")
+    p.add_argument("--find-role", default="", help="... of this role, as the tree names it (push-button)")
+    p.add_argument("--find-focused", action="store_true", help="... that has the focus, in the active window")
+    p.add_argument("--find-sized", action="store_true", help="... that has a size on screen")
     args = p.parse_args()
-    root = Dumper(args.max_nodes, args.max_depth, args.max_width, args.showing_only, args.window).tree()
+    find = None
+    if args.find_name is not None or args.find_role or args.find_focused:
+        find = protocol.A11yFind(args.find_name, args.find_role, args.find_focused, args.find_sized)
+    root = Dumper(args.max_nodes, args.max_depth, args.max_width, args.showing_only, args.window, find).tree()
     if args.mode == "terminal":
         text = focused_terminal_text(root)
         sys.stdout.write("" if text is None else "\x00" + text)

@@ -197,7 +197,7 @@ class App:
                              max_nodes=number(q, "max_nodes", 1, 200_000, default=20_000, kind=int),
                              max_bytes=number(q, "max_bytes", 1024, 64 * 2**20, default=32 * 2**20, kind=int),
                              showing_only=number(q, "showing", 0, 1, default=0, kind=int) == 1,
-                             window=protocol.window_filter(q))
+                             window=protocol.window_filter(q), find=protocol.a11y_find(q))
         return 200, xml.encode(), {"Content-Type": "application/xml; charset=utf-8"}
 
     def terminal(self, q, body):

@@ -128,12 +128,15 @@ class Accessibility:
         self.env = env
         self.lock = threading.Lock()  # one walk at a time: a walk is CPU-heavy for every app
 
-    def _run(self, mode, timeout, max_nodes, max_bytes, showing_only=False, window=None):
+    def _run(self, mode, timeout, max_nodes, max_bytes, showing_only=False, window=None, find=None):
         argv = [sys.executable, os.path.join(HERE, "a11y.py"), mode, "--max-nodes", str(max_nodes)]
         if showing_only:
             argv.append("--showing-only")
         if window:
             argv.append(f"--window={window}")  # one argument: a name that starts with "-" stays a value
+        if find is not None:
+            argv.extend(f"--find-{k}={v}" for k, v in (("name", find.name), ("role", find.role)) if v)
+            argv.extend(f"--find-{k}" for k in ("focused", "sized") if getattr(find, k))
         with self.lock:
             # As `user`: the session and AT-SPI buses admit their owner only. The tree is
             # therefore as trustworthy as the agent's apps are: it serves the a11y observation only.
@@ -152,8 +155,9 @@ class Accessibility:
             raise HttpError(413, f"accessibility tree of {len(out)} bytes exceeds max_bytes={max_bytes}")
         return out.decode("utf-8", "replace")
 
-    def tree(self, timeout=10.0, max_nodes=20_000, max_bytes=32 * 2**20, showing_only=False, window=None):
-        return self._run("tree", timeout, max_nodes, max_bytes, showing_only, window)
+    def tree(self, timeout=10.0, max_nodes=20_000, max_bytes=32 * 2**20, showing_only=False, window=None,
+             find=None):
+        return self._run("tree", timeout, max_nodes, max_bytes, showing_only, window, find)
 
     def terminal(self, timeout=10.0):
         out = self._run("terminal", timeout, 20_000, MAX_OUTPUT)

@@ -104,6 +104,79 @@ def window_filter(q: Mapping[str, str]) -> str | None:
     return v
 
 
+MAX_FIND_ROLE = 64
+
+
+class A11yFind(NamedTuple):
+    """What an accessibility read looks for, so that it can stop there (``GET /accessibility?find_...``).
+
+    The read walks what is on screen, in the tree's order, until the first element that is of ``role`` (as the
+    tree names roles: ``push-button``; any if empty), called ``name`` (any if None), focused if ``focused``,
+    and with a size on screen if ``sized``; it then holds each matching top-level window with only that
+    element inside it (its states and extents), not the walk that led there. A policy waiting for a button
+    or a caret reads one element, not a window's tree (Calc's: ~600 elements on screen). With ``focused``,
+    windows that are not active are not searched: what is focused in a window in the background has no keys.
+
+    >>> A11yFind(name="Save", role="push-button").params()
+    {'find_role': 'push-button', 'find_name': 'Save'}
+    >>> a11y_find(A11yFind(role="paragraph", focused=True).params())
+    A11yFind(name=None, role='paragraph', focused=True, sized=False)
+    >>> a11y_find({}) is None
+    True
+    """
+
+    name: str | None = None
+    role: str = ""
+    focused: bool = False
+    sized: bool = False
+
+    def params(self) -> dict[str, str]:
+        """The query parameters that ask for it."""
+        q = {"find_role": self.role} if self.role else {}
+        if self.name is not None:
+            q["find_name"] = self.name
+        if self.focused:
+            q["find_focused"] = "1"
+        if self.sized:
+            q["find_sized"] = "1"
+        return q
+
+
+def is_find_name(v: object) -> TypeGuard[str]:
+    """Whether ``v`` may be the ``name`` of an :class:`A11yFind`: 1..200 printable characters, as a window filter."""
+    return is_window_filter(v)
+
+
+def is_find_role(v: object) -> TypeGuard[str]:
+    """Whether ``v`` may be the ``role`` of an :class:`A11yFind`: a role as the tree names it, 1..64 characters of
+    lowercase letters, digits and ``-``.
+
+    >>> is_find_role("push-button"), is_find_role("Push Button"), is_find_role("")
+    (True, False, False)
+    """
+    return isinstance(v, str) and 0 < len(v) <= MAX_FIND_ROLE and all(c.isascii() and (c.islower() or c.isdigit()
+                                                                                       or c == "-") for c in v)
+
+
+def a11y_find(q: Mapping[str, str]) -> A11yFind | None:
+    """The :class:`A11yFind` of an accessibility read, or None when it gives no ``find_`` parameter."""
+    if not any(k.startswith("find_") for k in q):
+        return None
+    unknown = sorted(k for k in q if k.startswith("find_") and k not in ("find_name", "find_role", "find_focused",
+                                                                        "find_sized"))
+    if unknown:
+        raise bad(f"{unknown[0]}: expected one of find_name, find_role, find_focused, find_sized")
+    name, role = q.get("find_name"), q.get("find_role", "")
+    if name is not None and not is_find_name(name):
+        raise bad(f"find_name: expected 1..{MAX_WINDOW_FILTER} printable characters, actual {name!r:.50}")
+    if role and not is_find_role(role):
+        raise bad(f"find_role: expected 1..{MAX_FIND_ROLE} of a-z, 0-9 and -, actual {role!r:.50}")
+    flags = {k: number(q, f"find_{k}", 0, 1, default=0, kind=int) == 1 for k in ("focused", "sized")}
+    if name is None and not role and not flags["focused"]:
+        raise bad("find: expected find_name, find_role or find_focused=1 with the other find_ parameters")
+    return A11yFind(name, role, **flags)
+
+
 # ---- before the body: token, route, size ------------------------------------------------------------
 def authorized(header: str, token: str) -> bool:
     """Whether an Authorization header carries ``Bearer <token>``."""

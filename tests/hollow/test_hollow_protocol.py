@@ -105,6 +105,9 @@ REFUSED = {
     "screenshot format": ("GET", "/screenshot?format=gif", "", b"", {}, 400),
     "screenshot max_side": ("GET", "/screenshot?max_side=8", "", b"", {}, 400),
     "screenshot windows": ("GET", "/screenshot?windows=yes", "", b"", {}, 400),
+    "find role": ("GET", "/accessibility?find_name=Save&find_role=Push%20Button", "", b"", {}, 400),
+    "find nothing": ("GET", "/accessibility?find_sized=1", "", b"", {}, 400),
+    "find unknown": ("GET", "/accessibility?find_name=Save&find_colour=red", "", b"", {}, 400),
     "empty command": ("POST", "/execute", "", b'{"command": ""}', {}, 400),
     "zero timeout": ("POST", "/execute", "", b'{"command": "true", "timeout": 0}', {}, 400),
     "file outside home": ("GET", "/files?path=/etc/passwd", "", b"", {}, 403),
@@ -134,7 +137,7 @@ def test_bad_requests_are_refused_as_a_real_replica_refuses_them(kind: str, requ
 
 PROTOCOL_CASES = ("no such route", "method not allowed", "not JSON", "unknown action", "click off screen",
                   "x without y", "bad settle mode", "too much waiting", "screenshot format", "screenshot max_side",
-                  "token too short", "token with a space")
+                  "find role", "find nothing", "find unknown", "token too short", "token with a space")
 """The refusals that ``replica_images/server/protocol.py`` words, for a real replica and a hollow one alike."""
 
 

@@ -9,6 +9,7 @@ import pytest
 from osgym.agents.policies.scripted import ScriptedPolicy
 from osgym.errors import PolicyError
 from osgym.replicas.actions import Press, Wait
+from osgym.replicas.hollow.protocol import A11yFind
 from osgym.replicas.observation import Observation, Window
 from osgym.tasks.spec import load_task
 
@@ -49,11 +50,25 @@ def test_the_step_before_a_wait_enabled_asks_for_the_tree_of_its_window_only() -
     assert p.act(_obs(), []).a11y_window is None  # the op after the press reads no tree
 
 
+def test_each_tree_wait_asks_the_replica_for_the_one_element_its_check_reads() -> None:
+    waits = {"wait_enabled": ({"control": "Save"}, A11yFind(name="Save", role="push-button")),
+             "wait_focused": ({"role": "paragraph"}, A11yFind(role="paragraph", focused=True)),
+             "wait_element": ({"name": "Header 1", "role": "header"}, A11yFind("Header 1", "header", sized=True)),
+             "click_element": ({"name": "Inbox"}, A11yFind(name="Inbox", sized=True))}
+    for op, (args, find) in waits.items():
+        asked = _policy({"op": op, "args": {"window": "Save As", **args}}).act(_obs(), [])
+        assert asked.needs_a11y and asked.a11y_window == "Save As" and asked.a11y_find == find, op
+    # a role or name the replica would refuse: the window's tree, and the check says what it did not find
+    for args in ({"control": "Save", "role": "Push Button"}, {"control": "a\nb"}):
+        asked = _policy({"op": "wait_enabled", "args": {"window": "Save As", **args}}).act(_obs(), [])
+        assert asked.a11y_window == "Save As" and asked.a11y_find is None, args
+
+
 def test_a_window_the_replica_would_refuse_reads_the_whole_tree() -> None:
     for window in ("", "x" * 201, "a\nb", 7):
         p = _policy({"op": "wait_enabled", "args": {"window": window, "control": "Save"}})
         asked = p.act(_obs(), [])
-        assert asked.needs_a11y and asked.a11y_window is None, window
+        assert asked.needs_a11y and asked.a11y_window is None and asked.a11y_find is None, window
 
 
 def test_enter_waits_until_the_dialogs_own_save_button_is_sensitive() -> None:

@@ -11,9 +11,11 @@ from typing import Any
 import pytest
 from PIL import Image
 
+from osgym.agents.policies.scripted import _control_enabled, _element_center, _focus_in
 from osgym.errors import RequestRejected
 from osgym.replicas.actions import MoveTo
 from osgym.replicas.client import Replica
+from osgym.replicas.hollow.protocol import A11yFind
 
 ST = "{https://accessibility.ubuntu.example.org/ns/state}"
 
@@ -164,6 +166,45 @@ def test_accessibility_tree_shows_an_applications_widgets(shared_replica: Replic
             shared_replica.accessibility(window=bad)
         assert info.value.status == 400 and "window" in str(info.value)
     shared_replica.close_window("mousepad")
+
+
+def test_a_find_read_holds_only_the_element_that_the_windows_tree_would_give(shared_replica: Replica) -> None:
+    """``find`` (what the scripted policy's waits ask for) stops the replica's walk at one element: the policy's
+    checks read the same answer from it as from the window's whole on-screen tree."""
+    # Mousepad is one process per session: one still quitting (an earlier test closed its last window) would take
+    # this launch over and then exit with it
+    gone = shared_replica.execute("for i in $(seq 50); do pgrep -x mousepad || exit 0; sleep 0.2; done; exit 1",
+                                  shell=True)
+    assert gone.returncode == 0, f"a mousepad is still running: {gone.output}"
+    shared_replica.write_file("/tmp/osgym-find.txt", b"x")
+    shared_replica.launch(["mousepad", "--opening-mode=window", "/tmp/osgym-find.txt"])
+    shared_replica.wait_window("osgym-find", focused=True)
+
+    def find(**kw: Any) -> str:
+        return shared_replica.accessibility(showing_only=True, window="osgym-find", find=A11yFind(**kw))
+
+    deadline = time.monotonic() + 15  # the text view takes the focus shortly after the window maps
+    while ET.fromstring(focused := find(focused=True)).get("found") != "true" and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert ET.fromstring(focused).get("found") == "true", focused
+    tree = shared_replica.accessibility(showing_only=True, window="osgym-find")
+    first_focused = next(el for app in ET.fromstring(tree) for top in app if top.get(f"{ST}active") == "true"
+                         for el in top.iter() if el.get(f"{ST}focused") == "true")
+    [[top]] = [list(app) for app in ET.fromstring(focused) if len(app)]
+    assert [(el.tag, el.get("name")) for el in top] == [(first_focused.tag, first_focused.get("name"))]
+    assert _focus_in(focused, "osgym-find", "") and _focus_in(tree, "osgym-find", "")
+    menu = find(name="File", role="menu", sized=True)
+    assert _element_center(menu, "osgym-find", "File", "menu") == _element_center(tree, "osgym-find", "File", "menu")
+    assert _element_center(menu, "osgym-find", "File", "menu") is not None
+    assert _control_enabled(find(name="File", role="menu"), "osgym-find", "File", "menu") \
+        == _control_enabled(tree, "osgym-find", "File", "menu") is True
+    missing = ET.fromstring(find(name="no element is called this", role="push-button"))
+    assert missing.get("found") == "false" and [el for app in missing for top in app for el in top] == []
+    for bad, word in ((A11yFind(name="File", role="Push Button"), "find_role"), (A11yFind(sized=True), "find")):
+        with pytest.raises(RequestRejected) as info:
+            shared_replica.accessibility(find=bad)
+        assert info.value.status == 400 and word in str(info.value)
+    shared_replica.close_window("osgym-find")
 
 
 def test_recording_produces_an_mp4(shared_replica: Replica) -> None:

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from osgym.replicas.actions import Action
+from osgym.replicas.hollow.protocol import A11yFind
 from osgym.replicas.observation import Observation
 
 if TYPE_CHECKING:
@@ -32,7 +33,10 @@ class Decision:
     screen only, unless the episode records the whole tree anyway (``EpisodeLimits.a11y``): a
     LibreOffice window's whole tree takes seconds to walk, so it is read only when asked for. With
     ``a11y_window`` it holds only the top-level windows whose title contains it (any case): a dialog's tree
-    without LibreOffice's main window reads in about a third of the time.
+    without LibreOffice's main window reads in about a third of the time. With ``a11y_find`` as well, the
+    tree holds only the first element on screen that it names (a button, a focused caret): the replica's
+    walk stops there and reads nothing else of the windows it passes, so the tree a policy waits on costs
+    a fraction of a window's. A tree the episode records at every step stays whole.
     """
 
     actions: list[Action]
@@ -43,6 +47,7 @@ class Decision:
     waiting: bool = False
     needs_a11y: bool = False
     a11y_window: str | None = None
+    a11y_find: A11yFind | None = None
 
 
 class PastStep(Protocol):

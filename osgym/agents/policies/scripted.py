@@ -63,7 +63,12 @@ from osgym.agents.policies.base import Decision, PastStep
 from osgym.agents.policies.registry import describe_validation_error, register_policy
 from osgym.errors import PolicyError
 from osgym.replicas.actions import Action, Click, Done, Fail, Hotkey, MoveTo, Press, Typing, Wait
-from osgym.replicas.hollow.protocol import is_window_filter  # the replica's own request rules (one file)
+from osgym.replicas.hollow.protocol import (  # the replica's own request rules (one file)
+    A11yFind,
+    is_find_name,
+    is_find_role,
+    is_window_filter,
+)
 from osgym.replicas.observation import Observation
 from osgym.tasks.spec import OracleStep, TaskSpec
 
@@ -155,6 +160,7 @@ class ScriptedPolicy:
                 # the op only looks inside the top-level windows whose title contains it (_top_windows):
                 # the replica leaves the others out (else the whole tree; _poll says what is wrong)
                 decision.a11y_window = window
+                decision.a11y_find = _find_for(reads)
         return decision
 
     def _next(self, observation: Observation) -> Decision:
@@ -296,6 +302,30 @@ class ScriptedPolicy:
         except KeyError as exc:
             raise PolicyError(f"oracle op {op.op} of {self._task_id} is missing {exc}") from exc
         raise PolicyError(f"oracle op: expected one of {', '.join(OPS)}, actual {op.op!r}")
+
+
+def _find_for(op: OracleStep) -> A11yFind | None:
+    """The element ``op``'s check looks at first, for the replica to stop its walk there (None: read the windows'
+    trees): the first shown element of the control's name and role for ``wait_enabled``, as
+    :func:`_control_enabled` takes; the first with a size for the element ops, as :func:`_element_center` takes;
+    a focused one in the active window for ``wait_focused``, as :func:`_focus_in` looks for. The check then reads
+    the replica's answer exactly as it reads a tree.
+
+    >>> _find_for(OracleStep(op="wait_enabled", args={"window": "Save", "control": "Save"}))
+    A11yFind(name='Save', role='push-button', focused=False, sized=False)
+    >>> _find_for(OracleStep(op="wait_focused", args={"window": "Calc"}))
+    A11yFind(name=None, role='', focused=True, sized=False)
+    """
+    a = op.args
+    role = a.get("role", "push-button" if op.op == "wait_enabled" else "")
+    if role and not is_find_role(role):
+        return None  # not a role as the tree names it: the check finds nothing either way, and says so
+    if op.op == "wait_focused":
+        return A11yFind(role=role, focused=True)
+    name = a.get("control") if op.op == "wait_enabled" else a.get("name")
+    if not is_find_name(name):
+        return None
+    return A11yFind(name=name, role=role, sized=op.op != "wait_enabled")
 
 
 def _element_center(tree: str, window: str, name: str, role: str) -> tuple[int, int] | None:
