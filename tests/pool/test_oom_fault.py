@@ -42,19 +42,23 @@ def _oom_kills(replica: Replica) -> int:
     return kills
 
 
-def test_an_oom_kill_inside_a_running_replica_is_a_recorded_fault(make_pool: Callable[..., ReplicaPool]) -> None:
+def test_an_oom_kill_inside_a_running_replica_is_a_recorded_fault(
+        make_pool: Callable[..., ReplicaPool], docker_client: docker.DockerClient) -> None:
     pool = make_pool(1)
     faulted_before = pool.stats.faulted
-    with pytest.raises(ReplicaOomKilled), pool.lease() as replica:
+    with DockerOoms(docker_client, pool.name) as docker_ooms, pytest.raises(ReplicaOomKilled), \
+            pool.lease() as replica:
         push_past_memory_limit(replica.container)
         deadline = time.monotonic() + 30
         while not _faults(pool, replica.id):
             assert time.monotonic() < deadline, f"no fault recorded for the OOM kill: {pool.events}"
             time.sleep(0.1)
         assert replica.health()["status"] == "ok", "only the allocating process was killed"
-    [fault] = _faults(pool, replica.id)
-    assert fault.cause == OOM_CAUSE and fault.host == replica.host
-    assert pool.stats.faulted == faulted_before + 1
+    faults = _faults(pool, replica.id)
+    assert faults and all(f.cause == OOM_CAUSE and f.host == replica.host for f in faults)
+    # one fault per kill Docker reports: under load the kernel killed twice for the one allocation (2026-12-07)
+    assert len(faults) == docker_ooms.of(replica.container.id, expected=len(faults)), pool.events
+    assert pool.stats.faulted == faulted_before + len(faults)
 
 
 class DockerOoms:
@@ -82,9 +86,15 @@ class DockerOoms:
             for ev in self._stream:
                 self._events.append(ev)
 
-    def of(self, container_id: str) -> int:
-        """The kills Docker has reported so far in the container ``container_id``."""
-        return sum(1 for ev in list(self._events) if ev.get("id") == container_id)
+    def of(self, container_id: str, *, expected: int = 0) -> int:
+        """The kills Docker has reported in the container ``container_id``, waiting up to 3 s for ``expected``: this
+        stream and the pool's own may hand on one event a moment apart."""
+        deadline = time.monotonic() + 3
+        while True:
+            n = sum(1 for ev in list(self._events) if ev.get("id") == container_id)
+            if n >= expected or time.monotonic() > deadline:
+                return n
+            time.sleep(0.05)
 
     def __exit__(self, *exc: object) -> None:
         self._stream.close()
@@ -106,7 +116,8 @@ def test_a_lease_that_ends_just_after_an_oom_kill_ends_as_a_fault_recorded_once(
     assert faults and {f.cause for f in faults} == {OOM_CAUSE}
     time.sleep(3)  # Docker's own report of the kill has come by now: the lease's end must not have added a fault
     # one fault per kill Docker reports (the kernel may kill more than one process for one allocation)
-    assert len(_faults(pool, replica.id)) == docker_ooms.of(replica.container.id), pool.events
+    faults = _faults(pool, replica.id)
+    assert len(faults) == docker_ooms.of(replica.container.id, expected=len(faults)), pool.events
 
 
 def test_a_kill_docker_never_reports_is_still_the_leases_fault(make_pool: Callable[..., ReplicaPool]) -> None:
@@ -167,4 +178,4 @@ def test_an_episode_whose_replica_had_an_oom_kill_is_a_replica_fault(
         assert "ReplicaOomKilled" in (t.error_message or ""), t.error_message
     faults = _faults(pool, hit[0][0])
     assert faults and {f.cause for f in faults} == {OOM_CAUSE}
-    assert len(faults) == docker_ooms.of(hit[0][1]), "one fault per kill Docker reported"
+    assert len(faults) == docker_ooms.of(hit[0][1], expected=len(faults)), "one fault per kill Docker reported"
