@@ -291,6 +291,7 @@ def main(argv: list[str] | None = None) -> int:
                     help="how each replica starts (default: OSGYM_REPLICA_RESET, else cold): docs/operations.md")
     ap.add_argument("--warm", choices=["desktop", "libreoffice"], default="desktop",
                     help="with --reset restore, the state checkpointed (libreoffice: only LibreOffice's suites)")
+    ap.add_argument("--image", help="an apps image to check (default: the current one, built if missing)")
     ap.add_argument("--evidence", type=Path, default=None,
                     help="keep each failed episode's screenshots and steps in DIR/TEMPLATE-seedN-PASS-POLICY/")
     a = ap.parse_args(args_in)
@@ -312,7 +313,7 @@ def main(argv: list[str] | None = None) -> int:
             for n, t in chosen]
     started = dt.datetime.now(dt.UTC)
     commit = _git_commit()  # the code that runs: read now, not when the report is written an hour later
-    image = images.ensure_image("apps")
+    image = a.image or images.ensure_image("apps")
     print(f"{len(jobs)} variants x {len(passes)} passes x (oracle + noop) on {image}", flush=True)
     limits = dataclasses.replace(LIMITS, settle_mode=a.settle_mode)
     done = [run_pass(load, jobs, image, a.replicas, a.stress_cpu, a.evidence, limits, a.reset, a.warm)

@@ -14,6 +14,7 @@ actions under ``act:``, and its text as the element text.
 import argparse
 import re
 import sys
+import urllib.parse
 import xml.etree.ElementTree as ET
 
 import protocol
@@ -106,7 +107,7 @@ class Dumper:
             el.text = text
         if leaf or depth >= self.max_depth:
             return el
-        if self.find is not None and depth >= 2:  # a top-level window: look in it for the one element
+        if self.find is not None and depth == 2:  # a top-level window: look in it for the one element
             self._find_in(node, depth, state_set, el)
             return el
         for child, child_states in self._children(node, depth, "manages_descendants" in states):
@@ -266,14 +267,10 @@ def main():
     p.add_argument("--showing-only", action="store_true",
                    help="only what is on screen, without values and actions: what a policy finds and clicks")
     p.add_argument("--window", help="only the top-level windows whose name contains this, any case")
-    p.add_argument("--find-name", help="stop at the first element on screen called this (protocol.A11yFind)")
-    p.add_argument("--find-role", default="", help="... of this role, as the tree names it (push-button)")
-    p.add_argument("--find-focused", action="store_true", help="... that has the focus, in the active window")
-    p.add_argument("--find-sized", action="store_true", help="... that has a size on screen")
+    p.add_argument("--find", default="", help="stop at the first element on screen that these find_ query "
+                   "parameters name (protocol.A11yFind), e.g. find_name=Save&find_role=push-button")
     args = p.parse_args()
-    find = None
-    if args.find_name is not None or args.find_role or args.find_focused:
-        find = protocol.A11yFind(args.find_name, args.find_role, args.find_focused, args.find_sized)
+    find = protocol.a11y_find(dict(urllib.parse.parse_qsl(args.find)))
     root = Dumper(args.max_nodes, args.max_depth, args.max_width, args.showing_only, args.window, find).tree()
     if args.mode == "terminal":
         text = focused_terminal_text(root)

@@ -12,6 +12,7 @@ import subprocess
 import sys
 import threading
 import time
+import urllib.parse
 
 import uids
 from commands import HOME, command_of, expand_home  # noqa: F401 (the routes' names for them)
@@ -134,9 +135,8 @@ class Accessibility:
             argv.append("--showing-only")
         if window:
             argv.append(f"--window={window}")  # one argument: a name that starts with "-" stays a value
-        if find is not None:
-            argv.extend(f"--find-{k}={v}" for k, v in (("name", find.name), ("role", find.role)) if v)
-            argv.extend(f"--find-{k}" for k in ("focused", "sized") if getattr(find, k))
+        if find is not None:  # its query parameters, read back in a11y.py by the protocol's own reader
+            argv.append("--find=" + urllib.parse.urlencode(find.params()))
         with self.lock:
             # As `user`: the session and AT-SPI buses admit their owner only. The tree is
             # therefore as trustworthy as the agent's apps are: it serves the a11y observation only.

@@ -105,6 +105,7 @@ def window_filter(q: Mapping[str, str]) -> str | None:
 
 
 MAX_FIND_ROLE = 64
+FIND_PARAMS = ("find_name", "find_role", "find_focused", "find_sized")
 
 
 class A11yFind(NamedTuple):
@@ -162,10 +163,9 @@ def a11y_find(q: Mapping[str, str]) -> A11yFind | None:
     """The :class:`A11yFind` of an accessibility read, or None when it gives no ``find_`` parameter."""
     if not any(k.startswith("find_") for k in q):
         return None
-    unknown = sorted(k for k in q if k.startswith("find_") and k not in ("find_name", "find_role", "find_focused",
-                                                                        "find_sized"))
+    unknown = sorted(k for k in q if k.startswith("find_") and k not in FIND_PARAMS)
     if unknown:
-        raise bad(f"{unknown[0]}: expected one of find_name, find_role, find_focused, find_sized")
+        raise bad(f"{unknown[0]}: expected one of {', '.join(FIND_PARAMS)}")
     name, role = q.get("find_name"), q.get("find_role", "")
     if name is not None and not is_find_name(name):
         raise bad(f"find_name: expected 1..{MAX_WINDOW_FILTER} printable characters, actual {name!r:.50}")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import time
+import xml.etree.ElementTree as ET
 from collections.abc import Iterator
 from contextlib import closing
 from pathlib import Path
@@ -14,6 +15,7 @@ import pytest
 
 from osgym.errors import RequestRejected
 from osgym.replicas.client import Replica
+from osgym.replicas.hollow.protocol import A11yFind
 from osgym.replicas.hollow.provision import HollowHost
 from osgym.replicas.unix_socket import connect_unix
 from tests.conftest import held_replica
@@ -180,6 +182,9 @@ def test_the_real_client_drives_a_hollow_replica(hollow_server: tuple[HollowHost
         assert answer["pointer"] == [10, 20] and answer["settled_by"] == "damage"
         assert b.screenshot().data != first.data, "an action moves the synthetic screen on"
         assert b.execute("echo hi").returncode == 0
+        find = A11yFind(name="Save", role="push-button")  # as a real replica answers a find that finds nothing
+        assert ET.fromstring(b.accessibility(showing_only=True, find=find)).get("found") == "false"
+        assert ET.fromstring(b.accessibility()).get("found") is None
         b.write_file("~/notes.txt", b"hello")
         assert b.read_file("/home/user/notes.txt") == b"hello"
         with pytest.raises(RequestRejected) as refused:

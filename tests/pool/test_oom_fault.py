@@ -42,25 +42,6 @@ def _oom_kills(replica: Replica) -> int:
     return kills
 
 
-def test_an_oom_kill_inside_a_running_replica_is_a_recorded_fault(
-        make_pool: Callable[..., ReplicaPool], docker_client: docker.DockerClient) -> None:
-    pool = make_pool(1)
-    faulted_before = pool.stats.faulted
-    with DockerOoms(docker_client, pool.name) as docker_ooms, pytest.raises(ReplicaOomKilled), \
-            pool.lease() as replica:
-        push_past_memory_limit(replica.container)
-        deadline = time.monotonic() + 30
-        while not _faults(pool, replica.id):
-            assert time.monotonic() < deadline, f"no fault recorded for the OOM kill: {pool.events}"
-            time.sleep(0.1)
-        assert replica.health()["status"] == "ok", "only the allocating process was killed"
-    faults = _faults(pool, replica.id)
-    assert faults and all(f.cause == OOM_CAUSE and f.host == replica.host for f in faults)
-    # one fault per kill Docker reports: under load the kernel killed twice for the one allocation (2026-12-07)
-    assert len(faults) == docker_ooms.of(replica.container.id, expected=len(faults)), pool.events
-    assert pool.stats.faulted == faulted_before + len(faults)
-
-
 class DockerOoms:
     """Docker's ``oom`` events for one pool's containers, read as they come from when it is entered.
 
@@ -99,6 +80,25 @@ class DockerOoms:
     def __exit__(self, *exc: object) -> None:
         self._stream.close()
         self._thread.join(5)
+
+
+def test_an_oom_kill_inside_a_running_replica_is_a_recorded_fault(
+        make_pool: Callable[..., ReplicaPool], docker_client: docker.DockerClient) -> None:
+    pool = make_pool(1)
+    faulted_before = pool.stats.faulted
+    with DockerOoms(docker_client, pool.name) as docker_ooms, pytest.raises(ReplicaOomKilled), \
+            pool.lease() as replica:
+        push_past_memory_limit(replica.container)
+        deadline = time.monotonic() + 30
+        while not _faults(pool, replica.id):
+            assert time.monotonic() < deadline, f"no fault recorded for the OOM kill: {pool.events}"
+            time.sleep(0.1)
+        assert replica.health()["status"] == "ok", "only the allocating process was killed"
+    faults = _faults(pool, replica.id)
+    assert faults and all(f.cause == OOM_CAUSE and f.host == replica.host for f in faults)
+    # one fault per kill Docker reports: under load the kernel killed twice for the one allocation (2026-12-07)
+    assert len(faults) == docker_ooms.of(replica.container.id, expected=len(faults)), pool.events
+    assert pool.stats.faulted == faulted_before + len(faults)
 
 
 def test_a_lease_that_ends_just_after_an_oom_kill_ends_as_a_fault_recorded_once(

@@ -35,8 +35,9 @@ class Decision:
     ``a11y_window`` it holds only the top-level windows whose title contains it (any case): a dialog's tree
     without LibreOffice's main window reads in about a third of the time. With ``a11y_find`` as well, the
     tree holds only the first element on screen that it names (a button, a focused caret): the replica's
-    walk stops there and reads nothing else of the windows it passes, so the tree a policy waits on costs
-    a fraction of a window's. A tree the episode records at every step stays whole.
+    walk stops there and reads of the elements it passes only their states (and names or roles where the
+    match needs them), so Calc's caret costs about half a read of its window. A tree the episode records at
+    every step stays whole.
     """
 
     actions: list[Action]

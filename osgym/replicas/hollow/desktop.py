@@ -128,8 +128,8 @@ class HollowDesktop:
         number(q, "max_bytes", 1024, 64 * 2**20, default=32 * 2**20, kind=int)
         number(q, "showing", 0, 1, default=0, kind=int)
         protocol.window_filter(q)
-        protocol.a11y_find(q)
-        xml = '<desktop-frame xmlns:st="https://accessibility.ubuntu.example.org/ns/state" name="hollow"/>'
+        found = ' found="false"' if protocol.a11y_find(q) is not None else ""  # its desktop has no elements
+        xml = f'<desktop-frame xmlns:st="https://accessibility.ubuntu.example.org/ns/state" name="hollow"{found}/>'
         return 200, xml.encode(), {"Content-Type": "application/xml; charset=utf-8"}, 0.0
 
     def terminal(self, q: dict[str, str], body: bytes) -> Answer:

@@ -224,9 +224,12 @@ def web_font_size(rng: random.Random) -> dict[str, Any]:
                       "expected": {"type": "rule", "rules": {"type": "value", "value": size}},
                       "postconfig": [settle]},
         # chrome://settings/fonts has the Font size slider at its top. A click on it moves it to where it was
-        # clicked; Home then puts it on its first stop and each Right goes one stop on.
+        # clicked; Home then puts it on its first stop and each Right goes one stop on. The subpage puts the focus
+        # on its back button once it is shown, up to 0.3 s after the slider is (a probe, 3 loads): a click before
+        # that lost the slider's focus to it, and the keys went to the button (2 of 8 under stress-ng, 2026-12-07).
         "oracle": [op("wait_focused", window=topic, timeout=30), op("hotkey", keys=["ctrl", "l"]),
                    op("type", text="chrome://settings/fonts\n"),
+                   op("wait_focused", window="Customize fonts", role="push-button", timeout=30),
                    op("click_element", window="Customize fonts", name="Font size", role="slider", timeout=30),
                    op("press", key="Home"), *[op("press", key="Right")] * FONT_SIZES.index(size), DONE],
     }
