@@ -22,8 +22,10 @@ from collections.abc import Callable
 
 import pytest
 
+from osgym.agents.policies.scripted import A11Y_STATE
 from osgym.replicas.actions import Click, Hotkey, Press, Typing
 from osgym.replicas.client import Replica
+from osgym.replicas.hollow.protocol import A11yFind
 from osgym.replicas.pool import ReplicaPool, limits_for
 from osgym.suites.apps_code import UNSAVED
 from osgym.tasks.setup import run_step
@@ -33,7 +35,6 @@ from tests.apps.test_apps_open import SCREEN, wait_session
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
 SETTINGS = "/home/user/.config/Code/User/settings.json"
-ST = "{https://accessibility.ubuntu.example.org/ns/state}"
 AUTOSAVE_WATCH_S = 5.0
 """How long an edited file must stay unsaved: five times the web build's auto-save delay (1 s)."""
 WINDOW_TIMEOUT_S = 45.0
@@ -68,15 +69,21 @@ def _active_rows(replica: Replica) -> list[str]:
     """The first part of the name (up to its first comma) of each focused list row in Chromium's tree: a quick
     pick's active row ("Dark (Visual Studio), Visual Studio Dark")."""
     return [(el.get("name") or "").split(",")[0] for el in _chromium(replica)
-            if el.tag == "list-item" and el.get(f"{ST}focused") == "true"]
+            if el.tag == "list-item" and el.get(f"{A11Y_STATE}focused") == "true"]
+
+
+QUICK_PICK = A11yFind(name="input", role="combo-box")
+"""A quick pick's filter box: in the tree while the picker is open."""
 
 
 def _picker_shown(replica: Replica) -> bool:
-    """Whether a quick pick is open: its filter box, a combo box named "input", is in Chromium's tree."""
-    return any(el.tag == "combo-box" and el.get("name") == "input" for el in _chromium(replica))
+    """Whether a quick pick is open. A find, not the whole tree: this is polled while VS Code, on the replica's one
+    core, is opening the picker."""
+    return ET.fromstring(replica.accessibility(timeout=30, showing_only=True, find=QUICK_PICK)).get("found") == "true"
 
 
 def _wait_picker(replica: Replica, *, shown: bool, timeout: float = 30) -> None:
+    """Wait until a quick pick is open (``shown``) or closed."""
     deadline = time.monotonic() + timeout
     while _picker_shown(replica) != shown:
         assert time.monotonic() < deadline, f"a quick pick {'did not open' if shown else 'stayed open'} in {timeout} s"
