@@ -14,7 +14,10 @@ its children (the ephemeral Prefect server is one).
 
 An arm named ``ARM+restore`` runs ARM with ``reset: restore`` (issue 41: replicas restored from a checkpoint of a
 warmed one, which is made before the first arm and timed apart, so that every arm finds it). Each run also
-records the whole machine's CPU seconds over it (``/proc/stat``), since the replicas' CPU is not the arm's:
+records the whole machine's CPU seconds over it (``/proc/stat``), since the replicas' CPU is not the arm's, and
+the same over its steady state (:func:`steady`: once as many episodes have ended as there are replicas, until as
+many are left), which leaves out what a run pays once (its imports, the ephemeral Prefect server's start, the
+pool's first starts and its close) and its tail, when fewer episodes than replicas are left:
 
     python3 bench/bench_collect.py --order flow,flow+restore --repeat 2 --suite apps-spreadsheet --tier apps \
         --screen 1920x1080 --settle-s 1.0 --task sheet-save-csv --episodes 30 --replicas 6
@@ -33,6 +36,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -137,7 +141,8 @@ def run_arms(args: argparse.Namespace, tmp: Path) -> None:
         load_before = round(os.getloadavg()[0], 2)
         cpu0, machine0 = _children_cpu_s(), _machine_cpu_s()
         t0 = time.monotonic()
-        proc = subprocess.run(cmd, stdout=subprocess.PIPE, text=True, check=True)
+        with MachineClock() as clock:
+            proc = subprocess.run(cmd, stdout=subprocess.PIPE, text=True, check=True)
         elapsed = time.monotonic() - t0
         out = json.loads(proc.stdout.strip().splitlines()[-1])
         r = {"arm": arm, "episodes": out["episodes"], "success": out["success"], "steps": out["steps"],
@@ -146,7 +151,8 @@ def run_arms(args: argparse.Namespace, tmp: Path) -> None:
              "cpu_s": round(_children_cpu_s() - cpu0, 1), "machine_cpu_s": round(_machine_cpu_s() - machine0, 1),
              "machine_cpu_s_per_episode": round((_machine_cpu_s() - machine0) / max(out["episodes"], 1), 2),
              **_p50s(store), "elapsed_s": round(elapsed, 1),
-             "episodes_per_min": round(60 * out["episodes"] / elapsed, 1)}
+             "episodes_per_min": round(60 * out["episodes"] / elapsed, 1),
+             **steady(_episode_ends(store), clock.samples, args.replicas)}
         runs.append(r)
         print(r, flush=True)
         if not args.keep:
@@ -160,12 +166,14 @@ def run_arms(args: argparse.Namespace, tmp: Path) -> None:
     out_path.parent.mkdir(exist_ok=True)
     out_path.write_text(json.dumps(result, indent=2))
     print("| # | arm | episodes | ok | retried | wall s | episodes/min | CPU s | machine CPU-s per episode "
-          "| of it in the replica during the episode | ready p50 s | setup p50 s |\n"
-          "|---|---|---|---|---|---|---|---|---|---|---|---|")
+          "| of it in the replica during the episode | ready p50 s | setup p50 s "
+          "| steady: episodes | episodes/min | machine CPU-s per episode |\n"
+          "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for i, r in enumerate(runs):
         print(f"| {i + 1} | {r['arm']} | {r['episodes']} | {r['success']} | {r['retried']} | {r['elapsed_s']} | "
               f"{r['episodes_per_min']} | {r['cpu_s']} | {r['machine_cpu_s_per_episode']} | "
-              f"{r['replica_cpu_s_per_episode']} | {r['ready_p50_s']} | {r['setup_p50_s']} |")
+              f"{r['replica_cpu_s_per_episode']} | {r['ready_p50_s']} | {r['setup_p50_s']} | "
+              f"{r['steady_episodes']} | {r['steady_episodes_per_min']} | {r['steady_machine_cpu_s_per_episode']} |")
     print("\nmedian wall s: " + ", ".join(f"{a} {m}" for a, m in medians.items()))
     if "overhead_pct" in result:
         print(f"Prefect overhead: {result['overhead_pct']}% of the plain loop's median wall time")
@@ -186,6 +194,73 @@ def _p50s(store: Path) -> dict[str, float | None]:
         rows = duckdb.sql(f"select {sql} from read_parquet({files})").fetchall() if files else []
         out[key] = round(rows[0][0], 3) if rows and rows[0][0] is not None else None
     return out
+
+
+class MachineClock:
+    """The machine's busy CPU seconds against wall time (epoch seconds), sampled every ``period`` s on a thread
+    while the block runs (the arm's process cannot count the replicas' CPU, nor this process the arm's server's
+    until it has stopped)."""
+
+    def __init__(self, period: float = 0.5) -> None:
+        self.period = period
+        self.samples: list[tuple[float, float]] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="machine-clock", daemon=True)
+
+    def _run(self) -> None:
+        while True:
+            self.samples.append((time.time(), _machine_cpu_s()))
+            if self._stop.wait(self.period):
+                break
+
+    def __enter__(self) -> MachineClock:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+        self.samples.append((time.time(), _machine_cpu_s()))
+
+
+def _at(samples: list[tuple[float, float]], t: float) -> float:
+    """The machine's busy CPU seconds at ``t``, linear between the two samples around it."""
+    for (t0, c0), (t1, c1) in zip(samples, samples[1:], strict=False):
+        if t0 <= t <= t1:
+            return c0 if t1 == t0 else c0 + (c1 - c0) * (t - t0) / (t1 - t0)
+    raise ValueError(f"time {t} is outside the samples ({samples[0][0]} to {samples[-1][0]})")
+
+
+def steady(ends: list[float], samples: list[tuple[float, float]], replicas: int) -> dict[str, float | int | None]:
+    """Episodes a minute and machine CPU-s an episode over a run's steady state: from the end of its
+    ``replicas``-th episode (every replica has had an episode) to the end of the one with ``replicas`` left after
+    it (from there on fewer episodes than replicas run). None when the run is too short to have one.
+
+    >>> samples = [(float(t), 2.0 * t) for t in range(0, 101)]  # two cores busy throughout
+    >>> steady([10.0 * i for i in range(1, 10)], samples, 2)  # an episode every 10 s, 9 of them
+    {'steady_episodes': 5, 'steady_episodes_per_min': 6.0, 'steady_machine_cpu_s_per_episode': 20.0}
+    >>> steady([1.0, 2.0, 3.0], samples, 2)["steady_episodes"] is None
+    True
+    """
+    ends = sorted(ends)
+    first, last = replicas - 1, len(ends) - 1 - replicas
+    if last <= first:
+        return {"steady_episodes": None, "steady_episodes_per_min": None, "steady_machine_cpu_s_per_episode": None}
+    n, seconds = last - first, ends[last] - ends[first]
+    cpu = _at(samples, ends[last]) - _at(samples, ends[first])
+    return {"steady_episodes": n, "steady_episodes_per_min": round(60 * n / seconds, 1) if seconds > 0 else None,
+            "steady_machine_cpu_s_per_episode": round(cpu / n, 2)}
+
+
+def _episode_ends(store: Path) -> list[float]:
+    """When each of the run's episodes ended (epoch seconds), from its dataset."""
+    import duckdb
+
+    files = [str(f) for f in store.glob("*/episodes/*/*.parquet")]
+    if not files:
+        return []
+    rows = duckdb.sql(f"select epoch_us(ended_at) from read_parquet({files})").fetchall()
+    return [r[0] / 1e6 for r in rows if r[0] is not None]
 
 
 def _children_cpu_s() -> float:

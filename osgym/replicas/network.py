@@ -48,8 +48,9 @@ import docker.errors
 from osgym.errors import PoolError
 
 __all__ = [
-    "BLOCKED_V4", "EGRESS", "ISOLATED", "NETWORK_LABEL", "NETWORK_NAMES", "ReplicaNetwork", "container_sysctls",
-    "ensure_network", "install_rules", "installed_rules", "prepare_network", "remove_rules",
+    "BLOCKED_V4", "EGRESS", "HOSTS", "HOSTS_FILE", "ISOLATED", "NETWORK_LABEL", "NETWORK_NAMES", "ReplicaNetwork",
+    "container_sysctls", "ensure_network", "install_rules", "installed_rules", "prepare_network", "remove_rules",
+    "write_hosts",
 ]
 
 EGRESS = "egress"
@@ -311,7 +312,27 @@ def prepare_network(client: Any, kind: str, name: str | None = None) -> ReplicaN
 
 
 def container_sysctls() -> dict[str, str]:
-    """Sysctls for a networked replica: no IPv6, so no link-local ``fe80::`` route to the host or a neighbour."""
+    """Sysctls for a replica's network namespace: no IPv6, so no link-local ``fe80::`` route to the host or a
+    neighbour on a network, and on a replica without one, a loopback as Docker's sandbox leaves it (IPv4 only)."""
     if not Path("/proc/sys/net/ipv6").is_dir():
         return {}
     return {"net.ipv6.conf.all.disable_ipv6": "1", "net.ipv6.conf.default.disable_ipv6": "1"}
+
+
+HOSTS_FILE = "hosts"
+"""A replica without a network has no network sandbox of Docker's (``network_disabled``: no prestart hook to run
+on every start and restore), and Docker writes a container's /etc/hosts only into a sandbox; so the pool writes
+this file into the replica's run directory and binds it read-only at /etc/hosts."""
+HOSTS = ("127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\nfe00::0\tip6-localnet\n"
+         "ff00::0\tip6-mcastprefix\nff02::1\tip6-allnodes\nff02::2\tip6-allrouters\n")
+"""What Docker's sandbox writes for a container on no network: the loopback names only."""
+
+
+def write_hosts(run_dir: Path) -> Path:
+    """Write :data:`HOSTS` as ``run_dir``/:data:`HOSTS_FILE` (0644, the writer's: a replica's server, which owns
+    ``run_dir``, can remove it, not change what its bind shows) and return its path."""
+    path = run_dir / HOSTS_FILE
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+    with os.fdopen(fd, "w") as f:
+        f.write(HOSTS)
+    return path

@@ -42,7 +42,7 @@ from osgym.replicas.health import HealthMonitor
 from osgym.replicas.hosts import DockerHost, check_runtime
 from osgym.replicas.lease_queue import LeaseQueue
 from osgym.replicas.loopback import CONTROL_PORT, DEVTOOLS_PORT, allocate_loopback, free_loopback
-from osgym.replicas.network import ReplicaNetwork, container_sysctls, prepare_network
+from osgym.replicas.network import HOSTS_FILE, ReplicaNetwork, container_sysctls, prepare_network, write_hosts
 from osgym.replicas.pool_state import PoolStats, ReplicaRegistry
 from osgym.replicas.reaper import (
     LEASE_FILE,
@@ -242,14 +242,13 @@ class Provisioner:
         )
         if spec.runtime is not None:
             host_kw["runtime"] = spec.runtime
-        if spec.network_name:
-            host_kw["sysctls"] = container_sysctls()
+        create_kw: dict[str, Any] = {}
+        host_kw["sysctls"] = container_sysctls()
         if limits.home_mib is not None:  # `user`'s (uid 1000): the server fills it as `user`, its root cannot
             host_kw["tmpfs"][AGENT_HOME] = (f"rw,exec,nosuid,nodev,size={limits.home_mib}m,uid={AGENT_UID},"
                                             f"gid={AGENT_GID},mode=0755")
         if spec.disk_mib is not None:
             host_kw["storage_opt"] = {"size": f"{spec.disk_mib}m"}
-        create_kw: dict[str, Any] = {}
         if spec.compat:
             env["OSGYM_COMPAT"] = "1"
             env["OSGYM_LISTEN"] = f"tcp:0.0.0.0:{CONTROL_PORT}"
@@ -267,6 +266,11 @@ class Provisioner:
             if spec.transport == "unix":
                 env["OSGYM_LISTEN"] = f"unix:{CTL_MOUNT}/control.sock"
                 host_kw["binds"] = {str(rdir): {"bind": CTL_MOUNT, "mode": "rw"}}
+                if not spec.network_name:
+                    # no network sandbox either (osgym.replicas.network.HOSTS_FILE): runc brings up the
+                    # loopback of the namespace it makes, the sysctls keep it IPv4 only as the sandbox did
+                    create_kw["network_disabled"] = True
+                    host_kw["binds"][str(rdir / HOSTS_FILE)] = {"bind": "/etc/hosts", "mode": "ro"}
             else:
                 # The token is copied into the container before it starts (start_one), not passed in
                 # its environment, where `docker inspect` and /proc/*/environ would show it.
@@ -332,6 +336,8 @@ class Provisioner:
         try:
             if spec.transport == "unix":
                 self._write_token(rdir, token)
+                if not spec.network_name:
+                    write_hosts(rdir)
             cfg = self.container_config(rid, rdir, loopback)
             host_config = api.create_host_config(**cfg.pop("host_kw"))
             t_prep = time.monotonic()

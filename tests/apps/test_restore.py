@@ -28,6 +28,7 @@ from osgym.replicas.restore import WARM_SCREENSHOT, RestoringProvisioner
 from osgym.serving.server import ServeConfig
 from osgym.settings import settings
 from tests.conftest import TEST_SCREEN, remove_checkpoints
+from tests.pool.pool_support import assert_loopback_only
 
 HOME_FILE = "/home/user/Documents/episode-1.txt"
 TMP_FILE = "/tmp/episode-1"
@@ -77,6 +78,7 @@ def test_an_episode_leaves_nothing_for_the_next_restored_replica(  # type: ignor
     pool = restoring
     with pool.lease() as first, pool.lease() as other:  # two clones of one checkpoint at once
         assert netns(criu_main, first) != netns(criu_main, other) != os.stat("/proc/self/ns/net").st_ino
+        assert_loopback_only(other)
         first.write_file(HOME_FILE, b"one\n")
         sh(first, f"echo one > {TMP_FILE}; printf one | xsel --clipboard --input")
         first.launch(["mousepad"])

@@ -57,3 +57,18 @@ def push_past_memory_limit(container: Any) -> None:
     container.client.api.exec_start(
         container.client.api.exec_create(container.id, ["python3", "-c", "x = bytearray(2 * 10**9)"])["Id"],
         detach=True)
+
+
+LOOPBACK_ONLY = ("import socket\n"
+                 "names = [l.split(':')[0].strip() for l in open('/proc/net/dev').readlines()[2:]]\n"
+                 "print(names, open('/proc/net/if_inet6').read().split(), socket.gethostbyname('localhost'))\n")
+
+
+def assert_loopback_only(replica: Any) -> None:
+    """A replica without a network: its namespace holds an IPv4 loopback and nothing else, as Docker's network
+    sandbox left it, with no network sandbox of Docker's (no prestart hook to run on every start), and
+    ``localhost`` resolves from the image's /etc/hosts."""
+    res = replica.execute(["python3", "-c", LOOPBACK_ONLY], timeout=20)
+    assert res.output.strip() == "['lo'] [] 127.0.0.1", res
+    config = replica.container.client.api.inspect_container(replica.container.id)["Config"]
+    assert config.get("NetworkDisabled") is True, config.get("NetworkDisabled")
