@@ -69,6 +69,8 @@ SETPCAP is only for root steps (``docker exec --user root``), which use it to em
 bounding set before the task's command runs (:mod:`osgym.replicas.execution`): without it a root
 step could not drop SETUID, and with SETUID it could become the server and reach its run directory."""
 
+CRIU_RUNTIME = "runc-criu"
+"""The runtime name under which dockerd knows osgym's runc wrapper (``/opt/osgym/criu/bin/runc-criu``)."""
 CTL_MOUNT = "/run/osgym/ctl"
 """Where the replica's run directory is mounted: below the server's own directory (mode 0700,
 `osgym`), so the agent's account cannot reach it even when its uid owns the host directory."""
@@ -220,6 +222,14 @@ class Provisioner:
         raise AssertionError("unreachable: retrying returns or raises")  # pragma: no cover
 
     # ---- one container ------------------------------------------------------
+    @property
+    def sandboxed(self) -> bool:
+        """Whether this pool's replicas get a network sandbox of Docker's: those with a network, and those
+        under CRIU's runtime (templates of a checkpoint), whose clones' loopback only the sandbox's hook brings
+        up (runc's restore brings up none; docs/design-notes.md, "A replica without a network has no network
+        sandbox")."""
+        return bool(self.spec.network_name) or self.spec.runtime == CRIU_RUNTIME
+
     def container_config(self, rid: str, rdir: Path, loopback: str | None) -> dict[str, Any]:
         """``create_container`` arguments: environment, labels, ports, and ``host_kw`` for the host config.
 
@@ -266,7 +276,7 @@ class Provisioner:
             if spec.transport == "unix":
                 env["OSGYM_LISTEN"] = f"unix:{CTL_MOUNT}/control.sock"
                 host_kw["binds"] = {str(rdir): {"bind": CTL_MOUNT, "mode": "rw"}}
-                if not spec.network_name:
+                if not self.sandboxed:
                     # no network sandbox either (osgym.replicas.network.HOSTS_FILE): runc brings up the
                     # loopback of the namespace it makes, the sysctls keep it IPv4 only as the sandbox did
                     create_kw["network_disabled"] = True
@@ -336,7 +346,7 @@ class Provisioner:
         try:
             if spec.transport == "unix":
                 self._write_token(rdir, token)
-                if not spec.network_name:
+                if not self.sandboxed:
                     write_hosts(rdir)
             cfg = self.container_config(rid, rdir, loopback)
             host_config = api.create_host_config(**cfg.pop("host_kw"))

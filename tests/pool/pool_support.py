@@ -61,14 +61,17 @@ def push_past_memory_limit(container: Any) -> None:
 
 LOOPBACK_ONLY = ("import socket\n"
                  "names = [l.split(':')[0].strip() for l in open('/proc/net/dev').readlines()[2:]]\n"
+                 "s = socket.socket(); s.bind(('127.0.0.1', 0)); s.listen(1)\n"
+                 "socket.create_connection(s.getsockname(), timeout=5).close()\n"
                  "print(names, open('/proc/net/if_inet6').read().split(), socket.gethostbyname('localhost'))\n")
 
 
-def assert_loopback_only(replica: Any) -> None:
-    """A replica without a network: its namespace holds an IPv4 loopback and nothing else, as Docker's network
-    sandbox left it, with no network sandbox of Docker's (no prestart hook to run on every start), and
-    ``localhost`` resolves from the image's /etc/hosts."""
+def assert_loopback_only(replica: Any, *, sandbox: bool) -> None:
+    """A replica without a network: its namespace holds an IPv4 loopback that is up (a connection to
+    127.0.0.1 goes through) and nothing else, and ``localhost`` resolves; Docker made a network sandbox for it
+    (``sandbox``: a clone, whose loopback only the sandbox brings up) or none (a cold replica: no prestart hook
+    to run on every start; /etc/hosts is the pool's)."""
     res = replica.execute(["python3", "-c", LOOPBACK_ONLY], timeout=20)
     assert res.output.strip() == "['lo'] [] 127.0.0.1", res
     config = replica.container.client.api.inspect_container(replica.container.id)["Config"]
-    assert config.get("NetworkDisabled") is True, config.get("NetworkDisabled")
+    assert bool(config.get("NetworkDisabled")) is not sandbox, config.get("NetworkDisabled")
