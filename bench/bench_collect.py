@@ -184,16 +184,21 @@ def _p50s(store: Path) -> dict[str, float | None]:
     events), and an episode's setup (the task's app opened: Calc, for sheet-save-csv); and the mean CPU-s its
     replica used during an episode (its cgroup, lease to release: setup, steps, evaluation), the part of the
     machine's CPU per episode that is inside the replica while it works."""
-    import duckdb
-
     out: dict[str, float | None] = {"ready_p50_s": None, "setup_p50_s": None, "replica_cpu_s_per_episode": None}
     for key, table, sql in (("ready_p50_s", "pool_events", "median(elapsed_s) filter (where event = 'ready')"),
                             ("setup_p50_s", "episodes", "median(setup_s)"),
                             ("replica_cpu_s_per_episode", "episodes", "avg(cpu_s)")):
-        files = [str(f) for f in store.glob(f"*/{table}/*/*.parquet")]
-        rows = duckdb.sql(f"select {sql} from read_parquet({files})").fetchall() if files else []
+        rows = _select(store, table, sql)
         out[key] = round(rows[0][0], 3) if rows and rows[0][0] is not None else None
     return out
+
+
+def _select(store: Path, table: str, sql: str) -> list[tuple]:
+    """``select {sql}`` over one table of the run's dataset; no rows if the run wrote none."""
+    import duckdb
+
+    files = [str(f) for f in store.glob(f"*/{table}/*/*.parquet")]
+    return duckdb.sql(f"select {sql} from read_parquet({files})").fetchall() if files else []
 
 
 class MachineClock:
@@ -254,13 +259,7 @@ def steady(ends: list[float], samples: list[tuple[float, float]], replicas: int)
 
 def _episode_ends(store: Path) -> list[float]:
     """When each of the run's episodes ended (epoch seconds), from its dataset."""
-    import duckdb
-
-    files = [str(f) for f in store.glob("*/episodes/*/*.parquet")]
-    if not files:
-        return []
-    rows = duckdb.sql(f"select epoch_us(ended_at) from read_parquet({files})").fetchall()
-    return [r[0] / 1e6 for r in rows if r[0] is not None]
+    return [r[0] / 1e6 for r in _select(store, "episodes", "epoch_us(ended_at)") if r[0] is not None]
 
 
 def _children_cpu_s() -> float:

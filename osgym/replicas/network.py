@@ -48,7 +48,7 @@ import docker.errors
 from osgym.errors import PoolError
 
 __all__ = [
-    "BLOCKED_V4", "EGRESS", "HOSTS", "HOSTS_FILE", "ISOLATED", "NETWORK_LABEL", "NETWORK_NAMES", "ReplicaNetwork",
+    "BLOCKED_V4", "EGRESS", "HOSTS_FILE", "ISOLATED", "NETWORK_LABEL", "NETWORK_NAMES", "ReplicaNetwork",
     "container_sysctls", "ensure_network", "install_rules", "installed_rules", "prepare_network", "remove_rules",
     "write_hosts",
 ]

@@ -90,6 +90,13 @@ REPLICA_HOSTNAME = "osgym"
 container id) two replicas set up from one task and seed would not start from the same screen."""
 
 
+def has_network_sandbox(spec: ReplicaSpec) -> bool:
+    """Whether replicas of ``spec`` get a network sandbox of Docker's: those with a network, and those under CRIU's
+    runtime (a checkpoint's templates), whose clones' loopback only the sandbox's hook brings up (nothing in
+    runc's restore or CRIU's does; docs/design-notes.md, "A replica without a network has no network sandbox")."""
+    return bool(spec.network_name) or spec.runtime == CRIU_RUNTIME
+
+
 class Provisioner:
     """Starts and removes one pool's containers, in background threads.
 
@@ -222,19 +229,15 @@ class Provisioner:
         raise AssertionError("unreachable: retrying returns or raises")  # pragma: no cover
 
     # ---- one container ------------------------------------------------------
-    @property
-    def sandboxed(self) -> bool:
-        """Whether this pool's replicas get a network sandbox of Docker's: those with a network, and those
-        under CRIU's runtime (templates of a checkpoint), whose clones' loopback only the sandbox's hook brings
-        up (runc's restore brings up none; docs/design-notes.md, "A replica without a network has no network
-        sandbox")."""
-        return bool(self.spec.network_name) or self.spec.runtime == CRIU_RUNTIME
-
-    def container_config(self, rid: str, rdir: Path, loopback: str | None) -> dict[str, Any]:
-        """``create_container`` arguments: environment, labels, ports, and ``host_kw`` for the host config.
+    def container_config(self, rid: str, rdir: Path, loopback: str | None,
+                         spec: ReplicaSpec | None = None) -> dict[str, Any]:
+        """``create_container`` arguments: environment, labels, ports, and ``host_kw`` for the host config, for a
+        replica of ``spec`` (default: this pool's; a checkpoint's key asks for its template's).
 
         It is not given the token: whatever goes in here, ``docker inspect`` shows."""
-        spec, limits = self.spec, self.spec.limits
+        spec = spec or self.spec
+        limits = spec.limits
+        sandboxed = has_network_sandbox(spec)
         env = {"OSGYM_SCREEN": f"{spec.screen[0]}x{spec.screen[1]}"}
         if not spec.memory_merge:
             env["OSGYM_KSM"] = "0"
@@ -252,13 +255,14 @@ class Provisioner:
         )
         if spec.runtime is not None:
             host_kw["runtime"] = spec.runtime
-        create_kw: dict[str, Any] = {}
-        host_kw["sysctls"] = container_sysctls()
+        if spec.network_name or not sandboxed:
+            host_kw["sysctls"] = container_sysctls()
         if limits.home_mib is not None:  # `user`'s (uid 1000): the server fills it as `user`, its root cannot
             host_kw["tmpfs"][AGENT_HOME] = (f"rw,exec,nosuid,nodev,size={limits.home_mib}m,uid={AGENT_UID},"
                                             f"gid={AGENT_GID},mode=0755")
         if spec.disk_mib is not None:
             host_kw["storage_opt"] = {"size": f"{spec.disk_mib}m"}
+        create_kw: dict[str, Any] = {}
         if spec.compat:
             env["OSGYM_COMPAT"] = "1"
             env["OSGYM_LISTEN"] = f"tcp:0.0.0.0:{CONTROL_PORT}"
@@ -276,7 +280,7 @@ class Provisioner:
             if spec.transport == "unix":
                 env["OSGYM_LISTEN"] = f"unix:{CTL_MOUNT}/control.sock"
                 host_kw["binds"] = {str(rdir): {"bind": CTL_MOUNT, "mode": "rw"}}
-                if not self.sandboxed:
+                if not sandboxed:
                     # no network sandbox either (osgym.replicas.network.HOSTS_FILE): runc brings up the
                     # loopback of the namespace it makes, the sysctls keep it IPv4 only as the sandbox did
                     create_kw["network_disabled"] = True
@@ -346,9 +350,9 @@ class Provisioner:
         try:
             if spec.transport == "unix":
                 self._write_token(rdir, token)
-                if not self.sandboxed:
-                    write_hosts(rdir)
             cfg = self.container_config(rid, rdir, loopback)
+            if cfg.get("network_disabled"):
+                write_hosts(rdir)  # the file container_config binds at /etc/hosts
             host_config = api.create_host_config(**cfg.pop("host_kw"))
             t_prep = time.monotonic()
             cid = api.create_container(spec.image, name=f"{spec.pool_name}-{rid}", detach=True,
