@@ -14,7 +14,7 @@
 #     the patches and that directory, so that a changed patch rebuilds it.
 # It also installs scripts/criu/runc-criu as $prefix/bin/runc-criu, the runc wrapper that dockerd runs
 # replicas under to checkpoint them, with CRIU's options for dump and restore in $prefix/etc, and builds its
-# helper scripts/criu/ksm-exec.c as $prefix/bin/ksm-exec.
+# helpers scripts/criu/ksm-exec.c and restore-netns.c as $prefix/bin/ksm-exec and restore-netns.
 # A second run with all of it in place is a no-op. As root on Debian only; elsewhere it says what to do.
 set -euo pipefail
 
@@ -36,21 +36,27 @@ fail() { echo "ensure-criu: $*" >&2; exit 1; }
 
 # runc-criu (the runtime dockerd is given) and CRIU's options for dump and restore: copied whenever they differ
 install_support() {
-  local f
+  local f tmp
+  tmp=$(mktemp)
   for f in bin/runc-criu:0755 etc/dump.conf:0644 etc/restore.conf:0644; do
     local rel=${f%%:*} mode=${f##*:}
-    cmp -s "$patches/$(basename "$rel")" "$prefix/$rel" && continue
-    install -D -m "$mode" "$patches/$(basename "$rel")" "$prefix/$rel" \
-      || fail "cannot install $prefix/$rel (run this as root)"
+    # restore.conf names its action script by the prefix it is installed under
+    sed "s|@PREFIX@|$prefix|g" "$patches/$(basename "$rel")" >"$tmp"
+    cmp -s "$tmp" "$prefix/$rel" && continue
+    install -D -m "$mode" "$tmp" "$prefix/$rel" || fail "cannot install $prefix/$rel (run this as root)"
   done
-  # ksm-exec, which runc-criu runs runc restore through: built here, from the source beside it
-  if ! cmp -s "$patches/ksm-exec.c" "$prefix/share/ksm-exec.c" || [ ! -x "$prefix/bin/ksm-exec" ]; then
-    command -v cc >/dev/null || fail "building $prefix/bin/ksm-exec needs a C compiler (Debian: apt-get install build-essential)"
+  rm -f "$tmp"
+  # ksm-exec, which runc-criu runs runc restore through, and restore-netns, CRIU's action script on a restore:
+  # built here, from the sources beside them
+  local helper
+  for helper in ksm-exec restore-netns; do
+    cmp -s "$patches/$helper.c" "$prefix/share/$helper.c" && [ -x "$prefix/bin/$helper" ] && continue
+    command -v cc >/dev/null || fail "building $prefix/bin/$helper needs a C compiler (Debian: apt-get install build-essential)"
     mkdir -p "$prefix/bin" "$prefix/share"
-    cc -O2 -Wall -Werror -o "$prefix/bin/ksm-exec.tmp" "$patches/ksm-exec.c" || fail "cannot build ksm-exec.c"
-    mv "$prefix/bin/ksm-exec.tmp" "$prefix/bin/ksm-exec"
-    install -m 0644 "$patches/ksm-exec.c" "$prefix/share/ksm-exec.c"
-  fi
+    cc -O2 -Wall -Werror -o "$prefix/bin/$helper.tmp" "$patches/$helper.c" || fail "cannot build $helper.c"
+    mv "$prefix/bin/$helper.tmp" "$prefix/bin/$helper"
+    install -m 0644 "$patches/$helper.c" "$prefix/share/$helper.c"
+  done
   if [ ! -x /usr/sbin/runc ]; then  # what runc-criu runs: Debian's runc, which docker.io brings
     if [ "$(id -u)" = 0 ] && [ -f /etc/debian_version ]; then
       echo "ensure-criu: installing Debian's runc ..." >&2

@@ -30,6 +30,7 @@ import docker
 import requests
 
 from osgym.errors import ReplicaError
+from osgym.replicas.network import HOSTS_FILE, write_hosts
 from osgym.replicas.provision import CRIU_RUNTIME, CTL_MOUNT
 
 __all__ = ["CRIU_RUNTIME", "RUNC_CRIU", "Checkpoint", "CheckpointError", "Restored", "check_daemon", "make_checkpoint",
@@ -153,7 +154,8 @@ def make_checkpoint(client: docker.DockerClient, container_id: str, directory: P
         raise CheckpointError(f"commit of the checkpointed {container_id[:12]} failed: {exc}") from exc
     config, host = inspect["Config"], inspect["HostConfig"]
     create = {"environment": config.get("Env") or [], "hostname": config.get("Hostname"),
-              "labels": config.get("Labels") or {}, "host_config": host}
+              "labels": config.get("Labels") or {}, "host_config": host,
+              "network_disabled": bool(config.get("NetworkDisabled"))}
     (directory / "create.json").write_text(json.dumps({"image": image, **create}, indent=1))
     return Checkpoint(directory, image, create, token, dump_s=dump_s, commit_s=time.monotonic() - t1)
 
@@ -182,14 +184,23 @@ def restore(client: docker.DockerClient, checkpoint: Checkpoint, *, name: str, l
     api = client.api
     host_config = dict(checkpoint.create["host_config"])
     if run_dir is not None:
-        binds = [b for b in host_config.get("Binds") or [] if b.split(":")[1:2] != [CTL_MOUNT]]
-        host_config["Binds"] = [*binds, f"{run_dir}:{CTL_MOUNT}:rw"]
+        # the clone's own run directory where the template's was, and the hosts file in it (no network)
+        ours = {CTL_MOUNT: f"{run_dir}:{CTL_MOUNT}:rw", "/etc/hosts": f"{run_dir / HOSTS_FILE}:/etc/hosts:ro"}
+        binds = [ours.get(b.split(":")[1], b) for b in host_config.get("Binds") or []]
+        host_config["Binds"] = binds if ours[CTL_MOUNT] in binds else [*binds, ours[CTL_MOUNT]]
+        if ours["/etc/hosts"] in binds:
+            try:
+                write_hosts(run_dir)
+            except OSError as exc:
+                raise CheckpointError(f"cannot write clone {name}'s hosts file in {run_dir}: {exc}") from exc
     t0 = time.monotonic()
     try:
         cid = api.create_container(checkpoint.image, name=name, detach=True, hostname=checkpoint.create["hostname"],
                                    environment=[*checkpoint.create["environment"],
                                                 f"{RESTORE_TIMEOUT_ENV}={int(time_limit_s)}"], labels=labels,
-                                   host_config=host_config)["Id"]
+                                   host_config=host_config,
+                                   # the template's: CRIU restores into the mounts and namespaces it had
+                                   network_disabled=checkpoint.create.get("network_disabled", False))["Id"]
     except docker.errors.APIError as exc:
         raise CheckpointError(f"creating the clone {name} failed: {exc}") from exc
     t1 = time.monotonic()

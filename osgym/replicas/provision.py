@@ -90,13 +90,6 @@ REPLICA_HOSTNAME = "osgym"
 container id) two replicas set up from one task and seed would not start from the same screen."""
 
 
-def has_network_sandbox(spec: ReplicaSpec) -> bool:
-    """Whether replicas of ``spec`` get a network sandbox of Docker's: those with a network, and those under CRIU's
-    runtime (a checkpoint's templates), whose clones' loopback only the sandbox's hook brings up (nothing in
-    runc's restore or CRIU's does; docs/design-notes.md, "A replica without a network has no network sandbox")."""
-    return bool(spec.network_name) or spec.runtime == CRIU_RUNTIME
-
-
 class Provisioner:
     """Starts and removes one pool's containers, in background threads.
 
@@ -237,7 +230,6 @@ class Provisioner:
         It is not given the token: whatever goes in here, ``docker inspect`` shows."""
         spec = spec or self.spec
         limits = spec.limits
-        sandboxed = has_network_sandbox(spec)
         env = {"OSGYM_SCREEN": f"{spec.screen[0]}x{spec.screen[1]}"}
         if not spec.memory_merge:
             env["OSGYM_KSM"] = "0"
@@ -255,8 +247,7 @@ class Provisioner:
         )
         if spec.runtime is not None:
             host_kw["runtime"] = spec.runtime
-        if spec.network_name or not sandboxed:
-            host_kw["sysctls"] = container_sysctls()
+        host_kw["sysctls"] = container_sysctls()
         if limits.home_mib is not None:  # `user`'s (uid 1000): the server fills it as `user`, its root cannot
             host_kw["tmpfs"][AGENT_HOME] = (f"rw,exec,nosuid,nodev,size={limits.home_mib}m,uid={AGENT_UID},"
                                             f"gid={AGENT_GID},mode=0755")
@@ -280,9 +271,10 @@ class Provisioner:
             if spec.transport == "unix":
                 env["OSGYM_LISTEN"] = f"unix:{CTL_MOUNT}/control.sock"
                 host_kw["binds"] = {str(rdir): {"bind": CTL_MOUNT, "mode": "rw"}}
-                if not sandboxed:
-                    # no network sandbox either (osgym.replicas.network.HOSTS_FILE): runc brings up the
-                    # loopback of the namespace it makes, the sysctls keep it IPv4 only as the sandbox did
+                if not spec.network_name:
+                    # no network sandbox of Docker's either, and no prestart hook on every start and restore
+                    # (osgym.replicas.network.HOSTS_FILE): runc sets up the namespace it makes, and CRIU's
+                    # action script a clone's (scripts/criu/restore-netns.c); the sysctls keep it IPv4 only
                     create_kw["network_disabled"] = True
                     host_kw["binds"][str(rdir / HOSTS_FILE)] = {"bind": "/etc/hosts", "mode": "ro"}
             else:

@@ -187,6 +187,7 @@ class RestoringProvisioner(Provisioner):
         image_id = host.client.images.get(self.spec.image).id
         daemon = host.client.info()["ID"]
         described = json.dumps({"daemon": daemon, "image": image_id, "env": cfg["environment"], "host": host_kw,
+                                "network_disabled": cfg.get("network_disabled", False),
                                 "warm": self.warm, "how": describe(self.warm), "runtime": CRIU_RUNTIME},
                                sort_keys=True, default=str)
         screen = f"{self.spec.screen[0]}x{self.spec.screen[1]}"

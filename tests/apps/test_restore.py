@@ -78,7 +78,7 @@ def test_an_episode_leaves_nothing_for_the_next_restored_replica(  # type: ignor
     pool = restoring
     with pool.lease() as first, pool.lease() as other:  # two clones of one checkpoint at once
         assert netns(criu_main, first) != netns(criu_main, other) != os.stat("/proc/self/ns/net").st_ino
-        assert_loopback_only(other, sandbox=True)
+        assert_loopback_only(other)
         first.write_file(HOME_FILE, b"one\n")
         sh(first, f"echo one > {TMP_FILE}; printf one | xsel --clipboard --input")
         first.launch(["mousepad"])

@@ -59,19 +59,25 @@ def push_past_memory_limit(container: Any) -> None:
         detach=True)
 
 
+DOCKER_NET = {"ipv4.ip_unprivileged_port_start": ["0"], "ipv4.ping_group_range": ["0", "2147483647"],
+              "ipv6.conf.all.disable_ipv6": ["1"]}
+"""A replica's network namespace as a start leaves it: Docker's own sysctls for a container with a namespace of
+its own (low ports and ping for every user) and the pool's (no IPv6)."""
 LOOPBACK_ONLY = ("import socket\n"
                  "names = [l.split(':')[0].strip() for l in open('/proc/net/dev').readlines()[2:]]\n"
                  "s = socket.socket(); s.bind(('127.0.0.1', 0)); s.listen(1)\n"
                  "socket.create_connection(s.getsockname(), timeout=5).close()\n"
-                 "print(names, open('/proc/net/if_inet6').read().split(), socket.gethostbyname('localhost'))\n")
+                 f"net = {{n: open('/proc/sys/net/' + n.replace('.', '/')).read().split()\n"
+                 f"       for n in {tuple(DOCKER_NET)}}}\n"
+                 "print(names, open('/proc/net/if_inet6').read().split(), socket.gethostbyname('localhost'), net)\n")
 
 
-def assert_loopback_only(replica: Any, *, sandbox: bool) -> None:
-    """A replica without a network: its namespace holds an IPv4 loopback that is up (a connection to
-    127.0.0.1 goes through) and nothing else, and ``localhost`` resolves; Docker made a network sandbox for it
-    (``sandbox``: a clone, whose loopback only the sandbox brings up) or none (a cold replica: no prestart hook
-    to run on every start; /etc/hosts is the pool's)."""
+def assert_loopback_only(replica: Any) -> None:
+    """A replica without a network, cold or a clone: no network sandbox of Docker's (no prestart hook to run on
+    every start and restore; /etc/hosts is the pool's), and its namespace holds an IPv4 loopback that is up (a
+    connection to 127.0.0.1 goes through) and nothing else, with the sysctls a start writes (:data:`DOCKER_NET`,
+    which a restore writes with CRIU's action script, scripts/criu/restore-netns.c), and ``localhost`` resolves."""
     res = replica.execute(["python3", "-c", LOOPBACK_ONLY], timeout=20)
-    assert res.output.strip() == "['lo'] [] 127.0.0.1", res
+    assert res.output.strip() == f"['lo'] [] 127.0.0.1 {DOCKER_NET}", res
     config = replica.container.client.api.inspect_container(replica.container.id)["Config"]
-    assert bool(config.get("NetworkDisabled")) is not sandbox, config.get("NetworkDisabled")
+    assert config.get("NetworkDisabled") is True, config.get("NetworkDisabled")

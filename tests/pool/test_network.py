@@ -29,7 +29,7 @@ def test_egress_policy(make_pool, egress: bool) -> None:  # type: ignore[no-unty
             assert res.output.strip() == "failed OSError 101", res  # ENETUNREACH: only loopback exists
             routes = r.execute(["cat", "/proc/net/route"], timeout=10).output.splitlines()[1:]
             assert routes == [], routes
-            assert_loopback_only(r, sandbox=False)
+            assert_loopback_only(r)
         assert r.health()["status"] == "ok"  # the pool still drives the replica
         assert r.screenshot(max_side=64).data
         net = r.container.client.api.inspect_container(r.container.id)["HostConfig"]["NetworkMode"]
