@@ -38,6 +38,11 @@ __all__ = ["CRIU_RUNTIME", "RUNC_CRIU", "Checkpoint", "CheckpointError", "Restor
 
 RUNC_CRIU = Path(os.environ.get("OSGYM_CRIU_PREFIX", "/opt/osgym/criu")) / "bin" / "runc-criu"
 """The runc wrapper ``make criu`` installs (scripts/criu/runc-criu), registered with dockerd as :data:`CRIU_RUNTIME`."""
+RESTORE_CONF = RUNC_CRIU.parent.parent / "etc" / "restore.conf"
+"""CRIU's options for a restore, which ``make criu`` installs beside the wrapper (scripts/criu/restore.conf)."""
+NETNS_SCRIPT = "restore-netns"
+"""The action script that sets up a clone's network namespace (scripts/criu/restore-netns.c), which
+:data:`RESTORE_CONF` must name: without it a clone's loopback stays down."""
 RESTORE_TIMEOUT_S = 30
 """How long CRIU may take to restore a clone (0.5-1.2 s here; minutes when a checkpoint's pages were damaged)."""
 RESTORE_TIMEOUT_ENV = "OSGYM_RESTORE_TIMEOUT_S"
@@ -80,13 +85,21 @@ class Checkpoint:
 
 
 def check_daemon(client: docker.DockerClient) -> None:
-    """Raise :class:`CheckpointError` unless the daemon can checkpoint (experimental, :data:`CRIU_RUNTIME`)."""
+    """Raise :class:`CheckpointError` unless the daemon can checkpoint and restore (experimental,
+    :data:`CRIU_RUNTIME`, and the restore options of this ``make criu``)."""
     info = client.info()
     missing = []
     if not info.get("ExperimentalBuild"):
         missing.append("experimental mode (dockerd --experimental)")
     if CRIU_RUNTIME not in (info.get("Runtimes") or {}):
         missing.append(f"the runtime {CRIU_RUNTIME} (make criu, then dockerd --add-runtime {CRIU_RUNTIME}={RUNC_CRIU})")
+    try:
+        conf = RESTORE_CONF.read_text()
+    except OSError:
+        conf = ""
+    if not re.search(rf"^action-script\s+\S*/{NETNS_SCRIPT}\s*$", conf, re.MULTILINE):
+        missing.append(f"CRIU's action script {NETNS_SCRIPT} in {RESTORE_CONF}, which sets up a clone's network "
+                       "(installed by an older `make criu`: run it again)")
     if missing:
         raise CheckpointError(f"this Docker daemon cannot checkpoint replicas: it lacks {' and '.join(missing)}")
 

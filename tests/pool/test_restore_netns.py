@@ -13,9 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from osgym.replicas.checkpoint import RUNC_CRIU
+from osgym.replicas import checkpoint
+from osgym.replicas.checkpoint import NETNS_SCRIPT, RESTORE_CONF, RUNC_CRIU, CheckpointError, check_daemon
 
-HELPER = RUNC_CRIU.parent / "restore-netns"
+HELPER = RUNC_CRIU.parent / NETNS_SCRIPT
 SYSCTLS = "\n".join(["net.ipv6.conf.all.disable_ipv6=1", "net.ipv6.conf.default.disable_ipv6=1",
                      "net.ipv4.ping_group_range=0 2147483647"])  # as runc-criu passes them: a line each
 
@@ -94,3 +95,15 @@ def test_a_root_task_that_is_not_a_process_id_fails(pid: str) -> None:
         pytest.fail(f"needs {HELPER}: run `make criu` as root (make test does)")
     done = script(pid)
     assert done.returncode == 1 and done.stderr.strip(), done
+
+
+def test_a_daemon_whose_restore_options_lack_the_script_cannot_restore(  # type: ignore[no-untyped-def]
+    docker_client, tmp_path, monkeypatch
+) -> None:
+    check_daemon(docker_client)  # as `make criu` installed it
+    older = tmp_path / "restore.conf"  # what a `make criu` before the script installed
+    older.write_text("".join(line for line in RESTORE_CONF.read_text().splitlines(keepends=True)
+                             if NETNS_SCRIPT not in line))
+    monkeypatch.setattr(checkpoint, "RESTORE_CONF", older)
+    with pytest.raises(CheckpointError, match=f"action script {NETNS_SCRIPT} in {older}.*run it again"):
+        check_daemon(docker_client)
