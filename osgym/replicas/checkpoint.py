@@ -22,6 +22,7 @@ import re
 import shutil
 import time
 import uuid
+import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -243,12 +244,23 @@ def restore(client: docker.DockerClient, checkpoint: Checkpoint, *, name: str, l
     return Restored(cid, t1 - t0, restore_s)
 
 
+_DOCKER_ROOTS: weakref.WeakKeyDictionary[docker.DockerClient, Path] = weakref.WeakKeyDictionary()
+
+
+def _docker_root(client: docker.DockerClient) -> Path:
+    """The daemon's data-root, asked once per client: ``info()`` takes about 10 ms, on every restore's path."""
+    root = _DOCKER_ROOTS.get(client)
+    if root is None:
+        root = _DOCKER_ROOTS[client] = Path(client.info()["DockerRootDir"])
+    return root
+
+
 def _place_images(client: docker.DockerClient, cid: str, images: Path) -> None:
     """Put the checkpoint where Docker 20.10 restores from, the new container's own checkpoint directory
     (``start --checkpoint-dir`` answers "custom checkpointdir is not supported"): not the images themselves,
     which Docker would copy through containerd's content store on every restore, but a file naming them,
     which the runtime's wrapper (``runc-criu``) hands to CRIU in place of the copy."""
-    root = Path(client.info()["DockerRootDir"]) / "containers" / cid / "checkpoints" / CHECKPOINT_NAME
+    root = _docker_root(client) / "containers" / cid / "checkpoints" / CHECKPOINT_NAME
     root.mkdir(parents=True, mode=0o700)
     (root / IMAGES_POINTER).write_text(str(images))
     # Docker uploads the directory to containerd's content store, by digest: clones restored at once would

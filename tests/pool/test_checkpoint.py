@@ -165,7 +165,7 @@ def test_clones_of_a_checkpoint_answer_look_like_it_and_share_nothing(  # type: 
         shutil.rmtree(run_root, ignore_errors=True)
 
 
-@pytest.mark.parametrize("case", ["relative", "no-inventory", "world-writable", "not-roots"])
+@pytest.mark.parametrize("case", ["relative", "no-inventory", "world-writable", "group-writable", "not-roots"])
 def test_the_runtime_wrapper_refuses_images_it_cannot_trust(tmp_path: Path, case: str) -> None:
     """The file in a clone's checkpoint redirects CRIU to other images only if they are a checkpoint in a
     directory only root can write; anything else stops the restore before runc starts."""
@@ -173,8 +173,8 @@ def test_the_runtime_wrapper_refuses_images_it_cannot_trust(tmp_path: Path, case
     images.mkdir(mode=0o700)
     if case != "no-inventory":
         (images / "inventory.img").write_bytes(b"")
-    if case == "world-writable":
-        images.chmod(0o777)
+    if case.endswith("-writable"):
+        images.chmod(0o777 if case == "world-writable" else 0o770)
     if case == "not-roots":
         os.chown(images, 1000, 1000)
     handed = tmp_path / "handed"
