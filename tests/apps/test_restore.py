@@ -121,8 +121,11 @@ def test_a_failed_restore_starts_the_replica_cold_and_says_why(  # type: ignore[
                          reset="restore", start_timeout=120) as pool:
             with pool.lease():
                 pass
-        for tree in root.glob("*/checkpoint/warm/pstree.img"):
-            tree.unlink()  # which processes to restore: CRIU's restore must fail
+            # the precondition: this pool made the checkpoint that the next one finds and fails to restore
+            assert events(pool, "checkpointed") and not events(pool, "restore_failed"), pool.events
+        trees = list(root.glob("*/checkpoint/warm/pstree.img"))
+        assert len(trees) == 1, trees
+        trees[0].unlink()  # which processes to restore: CRIU's restore must fail
         with ReplicaPool(image, 1, standby=0, name=f"{pool_name}-b", docker_client=criu_main, screen=TEST_SCREEN,
                          reset="restore", start_timeout=120) as pool:
             with pool.lease() as replica:
