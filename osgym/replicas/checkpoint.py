@@ -32,11 +32,13 @@ import requests
 
 from osgym.errors import ReplicaError
 from osgym.replicas.network import HOSTS_FILE, write_hosts
-from osgym.replicas.provision import CRIU_RUNTIME, CTL_MOUNT
+from osgym.replicas.provision import CTL_MOUNT
 
 __all__ = ["CRIU_RUNTIME", "RUNC_CRIU", "Checkpoint", "CheckpointError", "Restored", "check_daemon", "make_checkpoint",
            "remove_checkpoint", "restore"]
 
+CRIU_RUNTIME = "runc-criu"
+"""The runtime name under which dockerd knows osgym's runc wrapper (``/opt/osgym/criu/bin/runc-criu``)."""
 RUNC_CRIU = Path(os.environ.get("OSGYM_CRIU_PREFIX", "/opt/osgym/criu")) / "bin" / "runc-criu"
 """The runc wrapper ``make criu`` installs (scripts/criu/runc-criu), registered with dockerd as :data:`CRIU_RUNTIME`."""
 RESTORE_CONF = RUNC_CRIU.parent.parent / "etc" / "restore.conf"

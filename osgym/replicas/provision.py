@@ -69,8 +69,6 @@ SETPCAP is only for root steps (``docker exec --user root``), which use it to em
 bounding set before the task's command runs (:mod:`osgym.replicas.execution`): without it a root
 step could not drop SETUID, and with SETUID it could become the server and reach its run directory."""
 
-CRIU_RUNTIME = "runc-criu"
-"""The runtime name under which dockerd knows osgym's runc wrapper (``/opt/osgym/criu/bin/runc-criu``)."""
 CTL_MOUNT = "/run/osgym/ctl"
 """Where the replica's run directory is mounted: below the server's own directory (mode 0700,
 `osgym`), so the agent's account cannot reach it even when its uid owns the host directory."""
@@ -222,14 +220,11 @@ class Provisioner:
         raise AssertionError("unreachable: retrying returns or raises")  # pragma: no cover
 
     # ---- one container ------------------------------------------------------
-    def container_config(self, rid: str, rdir: Path, loopback: str | None,
-                         spec: ReplicaSpec | None = None) -> dict[str, Any]:
-        """``create_container`` arguments: environment, labels, ports, and ``host_kw`` for the host config, for a
-        replica of ``spec`` (default: this pool's; a checkpoint's key asks for its template's).
+    def container_config(self, rid: str, rdir: Path, loopback: str | None) -> dict[str, Any]:
+        """``create_container`` arguments: environment, labels, ports, and ``host_kw`` for the host config.
 
         It is not given the token: whatever goes in here, ``docker inspect`` shows."""
-        spec = spec or self.spec
-        limits = spec.limits
+        spec, limits = self.spec, self.spec.limits
         env = {"OSGYM_SCREEN": f"{spec.screen[0]}x{spec.screen[1]}"}
         if not spec.memory_merge:
             env["OSGYM_KSM"] = "0"

@@ -181,8 +181,8 @@ class RestoringProvisioner(Provisioner):
 
     def key(self, host: DockerHost) -> tuple[str, str]:
         """The cache key of this pool's checkpoint on ``host``, and its family (see :meth:`CheckpointCache.get`)."""
-        # the template's configuration (_make starts it under CRIU's runtime), which its clones are created from
-        cfg = self.container_config("", Path("/"), None, spec=dataclasses.replace(self.spec, runtime=CRIU_RUNTIME))
+        # the template's configuration: this pool's but for the runtime (_make starts it under CRIU's), named below
+        cfg = self.container_config("", Path("/"), None)
         host_kw = {k: v for k, v in cfg["host_kw"].items() if k not in ("binds", "runtime")}
         image_id = host.client.images.get(self.spec.image).id
         daemon = host.client.info()["ID"]
