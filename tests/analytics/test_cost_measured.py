@@ -4,12 +4,19 @@ Run A's accounting (cgroup CPU and memory per episode, replica-seconds, bytes) i
 model plans run B's cost from it before B runs. B's cost is then realised from B's own accounted
 replica-seconds and usage, and the two must agree within 15 %. The same dataset drives
 ``osgym pool plan --from-run`` and ``osgym report``.
+
+The two runs go side by side, not one after the other: the CPU seconds a replica spends on the same
+work follow the host's state at the time, and on a shared host that drifts within seconds. CI once
+charged the same three episodes 1.04 CPU-s in run A and 0.60 in run B run just after it (both 2-3x
+this machine's quiet 0.35), while the neighbouring test worker ran; side by side, both runs meet the
+same host, which is what a plan from a measured run assumes.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -34,8 +41,8 @@ def runs(image: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[
     recipe = {"name": "costed", "episodes": EPISODES, "replicas": 1, "standby": 0, "screen": [800, 600],
               "image": image, "tasks": ["terminal-create-file", "terminal-rename-file"], "store": str(store),
               "max_steps": 15, "episode_timeout_s": 120}
-    a = run_collection(recipe, run_id="run-a")
-    b = run_collection(recipe, run_id="run-b")
+    with ThreadPoolExecutor(2) as side_by_side:
+        a, b = side_by_side.map(lambda run_id: run_collection(recipe, run_id=run_id), ["run-a", "run-b"])
     assert a["success"] == b["success"] == EPISODES
     yield {"store": str(store), "dataset": "costed", "a": a, "b": b}
 
@@ -82,7 +89,9 @@ def test_the_cost_planned_from_run_a_matches_the_cost_realised_by_run_b(
     b = cost.Profile(cores=cpu_s / replica_s, mem_mib=mem_s / replica_s)
     realised = cost.cost_of(prices, b, replica_s=replica_s, bytes_written=nbytes)
     assert planned.storage_usd > 0 and realised.storage_usd > 0
-    assert realised.total_usd == pytest.approx(planned.total_usd, rel=0.15), (planned, realised)
+    per_episode = con.execute("SELECT run_id, task_id, replica_s, cpu_s, attempts FROM episodes "
+                              "ORDER BY run_id, started_at").fetchall()
+    assert realised.total_usd == pytest.approx(planned.total_usd, rel=0.15), (planned, realised, per_episode)
 
 
 def test_pool_plan_from_a_run(runs: dict[str, Any]) -> None:
