@@ -124,13 +124,25 @@ def _card_text(dataset: str, view: DatasetView) -> str:
     return "\n".join(lines)
 
 
+# Two runs that commit at once each write the card; the one that read the manifests first may write last,
+# over a card that already counted both (5 of 20 tries, six runs at once). So a writer reads the manifests
+# again after its write and writes once more if they changed: the last write then saw every run committed
+# before it. A few rounds suffice; past them the card is merely late, and the next commit rewrites it.
+CARD_ROUNDS = 5
+
+
 def write_card(backend: Backend, dataset: str) -> None:
     view = view_of(backend)
-    try:
-        text = _card_text(dataset, view)
-    except (OSError, pa.ArrowException) as exc:
-        raise StoreError(f"cannot read the episodes of {backend.uri('')} for the dataset card: {exc}") from exc
-    backend.put(CARD_NAME, text.encode(), "text/markdown; charset=utf-8")
+    for _ in range(CARD_ROUNDS):
+        try:
+            text = _card_text(dataset, view)
+        except (OSError, pa.ArrowException) as exc:
+            raise StoreError(f"cannot read the episodes of {backend.uri('')} for the dataset card: {exc}") from exc
+        backend.put(CARD_NAME, text.encode(), "text/markdown; charset=utf-8")
+        now = view_of(backend)
+        if now.manifests == view.manifests:
+            return
+        view = now
 
 
 def write_dataset_card(uri: str | os.PathLike[str], dataset: str, s3: S3Options | None = None) -> None:

@@ -6,6 +6,7 @@ import hashlib
 import io
 import json
 import re
+import threading
 from collections import Counter
 from pathlib import Path
 
@@ -237,6 +238,28 @@ def test_dataset_card_counts_runs_success_and_policies(target: StoreTarget) -> N
         assert f"| {policy} | {count} | {100 * count / 18:.1f}% |" in card
     assert "| screenshot | `struct<bytes: binary, path: string>` |" in card
     assert card.startswith("---\n") and "config_name: steps" in card and 'dtype: "image"' in card
+
+
+def test_runs_committed_at_once_all_reach_the_dataset_card(target: StoreTarget) -> None:
+    # Each finalize rewrites the card; one that read the manifests before another run committed could
+    # write last and leave the card a run short (5 of 20 tries of six runs at once, before the re-read).
+    for trial in range(4):
+        dataset = f"at-once-{trial}"
+        writers = [DatasetWriter(target.uri, dataset, f"r{i}", s3=target.s3) for i in range(6)]
+        for i, w in enumerate(writers):
+            w.add(make_episode(f"r{i}", i))
+        start = threading.Barrier(len(writers))
+        threads = [threading.Thread(target=lambda w=w: (start.wait(timeout=30), w.finalize())) for w in writers]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(timeout=120)
+        assert not any(t.is_alive() for t in threads)
+        view = open_dataset(target.uri, dataset, s3=target.s3)
+        assert sorted(view.runs) == [f"r{i}" for i in range(6)]
+        with view.filesystem.open_input_file(f"{view.root}/README.md") as f:
+            card = f.read().decode()
+        assert "**6 runs, 6 episodes," in card, card[card.index("Computer-use"):][:200]
 
 
 def test_export_jsonl_writes_agentnet_lines_and_image_files(target: StoreTarget, tmp_path: Path) -> None:
