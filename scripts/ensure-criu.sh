@@ -33,11 +33,15 @@ case $kdat_dir in /*) ;; *) echo "ensure-criu: no absolute kdat= line in $patche
 patch_id=$(cat "$patches"/*.patch | sha256sum | cut -c1-16)
 
 fail() { echo "ensure-criu: $*" >&2; exit 1; }
+# what goes when the script ends, however it ends (fail() exits)
+scratch=()
+trap 'rm -rf "${scratch[@]}"' EXIT
 
 # runc-criu (the runtime dockerd is given) and CRIU's options for dump and restore: copied whenever they differ
 install_support() {
   local f tmp
   tmp=$(mktemp)
+  scratch+=("$tmp")
   for f in bin/runc-criu:0755 etc/dump.conf:0644 etc/restore.conf:0644; do
     local rel=${f%%:*} mode=${f##*:}
     # restore.conf names its action script by the prefix it is installed under
@@ -166,7 +170,7 @@ if [ "${#missing[@]}" -gt 0 ]; then
 fi
 
 work=$(mktemp -d /var/tmp/osgym-criu-build.XXXXXX)
-trap 'rm -rf "$work"' EXIT
+scratch+=("$work")
 tar -xf "$orig" -C "$work" || fail "cannot unpack $orig"
 src=$(find "$work" -mindepth 1 -maxdepth 1 -type d | head -1)
 for p in "$patches"/*.patch; do
@@ -175,7 +179,7 @@ done
 echo "ensure-criu: building $(basename "$src") (about 30 s on two cores; log: $work/build.log) ..." >&2
 if ! make -C "$src" -j"$(nproc)" criu RUNDIR="$kdat_dir" >"$work/build.log" 2>&1; then
   tail -n 30 "$work/build.log" >&2
-  trap - EXIT
+  scratch=()  # the log stays for the reader
   fail "building CRIU failed; the whole log is in $work/build.log"
 fi
 built=$src/criu/criu
