@@ -249,7 +249,12 @@ def test_runs_committed_at_once_all_reach_the_dataset_card(target: StoreTarget) 
         for i, w in enumerate(writers):
             w.add(make_episode(f"r{i}", i))
         start = threading.Barrier(len(writers))
-        threads = [threading.Thread(target=lambda w=w: (start.wait(timeout=30), w.finalize())) for w in writers]
+
+        def commit(w: DatasetWriter, start: threading.Barrier = start) -> None:
+            start.wait(timeout=30)
+            w.finalize()
+
+        threads = [threading.Thread(target=commit, args=(w,)) for w in writers]
         for t in threads:
             t.start()
         for t in threads:
