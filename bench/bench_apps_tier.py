@@ -35,10 +35,13 @@ import argparse
 import json
 import os
 import statistics
+import sys
 import time
 import uuid
 from pathlib import Path
 from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's osgym and bench
 
 from osgym.replicas import images
 from osgym.replicas.client import Replica

@@ -44,11 +44,15 @@ import argparse
 import dataclasses
 import json
 import os
+import sys
 import time
 import uuid
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's osgym and bench
 
 from bench.bench_apps_tier import _pss_mib, _wait_window
 from bench.bench_pool import _cpu_seconds, mem_available_mib, mem_used_mib, step_at_pace

@@ -10,8 +10,12 @@ whole-tree arm first. Run on a quiet machine:
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's osgym and bench
 
 import osgym.episodes.episode as episode
 from osgym.agents.policies.scripted import ScriptedPolicy

@@ -32,6 +32,7 @@ import json
 import os
 import random
 import statistics
+import sys
 import tempfile
 import threading
 import time
@@ -40,6 +41,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's osgym and bench
 
 import docker
 import httpx

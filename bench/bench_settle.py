@@ -18,10 +18,14 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
+import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import nullcontext
+from pathlib import Path
 from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's osgym and bench
 
 from bench.bench_density import emit
 from osgym import suites

@@ -22,8 +22,12 @@ import json
 import os
 import random
 import statistics
+import sys
 import time
+from pathlib import Path
 from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's osgym and bench
 
 import docker
 

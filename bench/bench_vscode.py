@@ -17,9 +17,13 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
+import sys
 import time
 import uuid
+from pathlib import Path
 from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's osgym and bench
 
 from bench.bench_apps_tier import MIB, _cgroup, _panel_mapped, _working_set
 from osgym.replicas import images
