@@ -54,9 +54,10 @@ def decode(value: Any) -> Any:
 
 
 def run_osworld_getters(ref: OSWorld, replica: Replica, calls: list[tuple[str, str, dict[str, Any]]], *,
-                        active_url: str | None = None) -> list[Any]:
+                        active_url: str | None = None, refused: list[str] | None = None) -> list[Any]:
     """Each call's value from OSWorld's getter ``(module, func, config)`` run against ``replica``;
-    ``active_url``: what OSWorld's address-bar reader returns (it reads Google Chrome's accessibility tree)."""
+    ``active_url``: what OSWorld's address-bar reader returns (it reads Google Chrome's accessibility tree);
+    ``refused`` gets the requests the replica answered with other than 200 (a getter's None, explained)."""
     assert replica.api.endpoint.startswith("unix:"), replica.api.endpoint
     request = {"socket": replica.api.endpoint[len("unix:"):],
                "token": replica.api.headers.get("Authorization", ""),
@@ -68,6 +69,8 @@ def run_osworld_getters(ref: OSWorld, replica: Replica, calls: list[tuple[str, s
     answers = json.loads(proc.stdout)
     errors = [a["error"] for a in answers if "error" in a]
     assert not errors, errors
+    if refused is not None:
+        refused.extend(r for a in answers for r in a.get("refused", []))
     return [decode(a["value"]) for a in answers]
 
 

@@ -2,8 +2,9 @@
 osgym replica; not imported by osgym.
 
 Reads ``{"socket", "token", "calls": [{"module", "func", "config", "active_url"?}]}`` from stdin and
-prints a JSON list of ``{"value": ...}`` (bytes as ``{"bytes": base64}``, tuples as lists, files the getter wrote as
-``{"file": base64}``) or ``{"error": "Type: message"}``.
+prints a JSON list of ``{"value": ..., "refused": [...]}`` (the requests the replica answered with other
+than 200, which OSWorld's controller reads as None; bytes as ``{"bytes": base64}``, tuples as lists, files
+the getter wrote as ``{"file": base64}``) or ``{"error": "Type: message"}``.
 
 OSWorld's getters take an ``env`` whose ``controller`` talks to OSWorld's server. The adapter here
 (:class:`Controller`) answers the same calls from the osgym replica's native API over its Unix
@@ -51,6 +52,8 @@ class Controller:
 
     def __init__(self, sock: str, token: str) -> None:
         self.sock, self.token = sock, token
+        self.refused: list[str] = []  # answers other than 200, which OSWorld's controller turns into None
+
 
     def _request(self, method: str, path: str, body: Any = None) -> tuple[int, bytes]:
         conn = _UnixConnection(self.sock)
@@ -62,7 +65,10 @@ class Controller:
                 headers["Content-Type"] = "application/json"
             conn.request(method, path, body=data, headers=headers)
             r = conn.getresponse()
-            return r.status, r.read()
+            answer = r.read()
+            if r.status != 200:
+                self.refused.append(f"{method} {path} -> {r.status}: {answer[:300].decode('utf-8', 'replace')}")
+            return r.status, answer
         finally:
             conn.close()
 
@@ -122,7 +128,8 @@ def main() -> None:
                     module.get_active_url_from_accessTree = lambda env, config, url=call["active_url"]: url
                 unused = HEAVY.get(call["module"], (set(), set()))[1]
                 assert not (names(func.__code__) & unused), f"{call['func']} uses {unused}: cannot run it here"
-                out.append({"value": _plain(func(env, dict(call["config"])), cache)})
+                out.append({"value": _plain(func(env, dict(call["config"])), cache), "refused": env.controller.refused})
+                env.controller.refused = []
             except Exception as exc:  # reported to the test, which decides what a crash means
                 out.append({"error": f"{type(exc).__name__}: {exc}"})
     json.dump(out, sys.stdout)
