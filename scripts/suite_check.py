@@ -11,8 +11,9 @@ Usage:
 The report (docs/suite-check.md):
     # Suite check
     date (UTC), git commit (``-dirty`` if the tree had changes), the command, the machine (cores, memory)
-    ## Loads            one row per pass: stressor, 1-minute load average before, mean and max while it ran
-                        (sampled every 5 s), episodes, wall time
+    ## Loads            one row per pass: stressor, how the replicas started (cold, or restored: how many,
+                        and how many restores fell back to a cold start), 1-minute load average before,
+                        mean and max while it ran (sampled every 5 s), episodes, wall time
     ## Results          one row per suite x template x seed x pass: difficulty, the oracle's score, steps and
                         seconds, the noop's score and seconds, ok (oracle 1.0 and noop 0.0, no error,
                         every oracle key and click into the task's app: osgym.episodes.focus, as in make test)
@@ -116,6 +117,7 @@ class Pass:
     samples: list[float] = field(default_factory=list)
     seconds: float = 0.0
     rows: list[Row] = field(default_factory=list)
+    replicas: str = ""  # how they started: cold, or restored (and how many restores fell back to a cold start)
 
 
 def _episode(pool: ReplicaPool, task: TaskSpec, policy: Policy, limits: EpisodeLimits = LIMITS,
@@ -225,6 +227,10 @@ def run_pass(load: str, jobs: list[tuple[str, int, TaskSpec]], image: str, repli
                 # On Ctrl-C the queued variants are dropped and the pool closes at once: its replicas go, and
                 # the episodes still running end with a replica error instead of holding the exit for minutes.
                 ex.shutdown(wait=False, cancel_futures=True)
+            # the mode as the pool resolved it (OSGYM_REPLICA_RESET included): a report says what it checked
+            p.replicas = (f"restored (warm {pool.warm}): {pool.stats.restored}, "
+                          f"{pool.stats.restore_failures} fell back to a cold start"
+                          if pool.reset == "restore" else "cold")
         p.seconds = time.monotonic() - start
     return p
 
@@ -252,12 +258,13 @@ def render(passes: list[Pass], argv: list[str], started: dt.datetime, commit: st
              "- each row: a fresh apps replica per episode (setup included), the scripted oracle must score 1.0 "
              "and noop 0.0, and every key and click it sends must go to the task's app (osgym.episodes.focus)", "",
              "## Loads", "",
-             "| pass | stressor | load before | load mean | load max | episodes | wall s |",
-             "|---|---|---|---|---|---|---|"]
+             "| pass | stressor | replicas | load before | load mean | load max | episodes | wall s |",
+             "|---|---|---|---|---|---|---|---|"]
     for p in passes:
         mean = sum(p.samples) / len(p.samples) if p.samples else p.before
         peak = max(p.samples, default=p.before)
-        lines.append(f"| {p.load} | `{p.stressor}` | {p.before:.2f} | {mean:.2f} | {peak:.2f} | {2 * len(p.rows)} "
+        lines.append(f"| {p.load} | `{p.stressor}` | {p.replicas} | {p.before:.2f} | {mean:.2f} | {peak:.2f} "
+                     f"| {2 * len(p.rows)} "
                      f"| {p.seconds:.0f} |")
     lines += ["", "## Results", "",
               "| suite | template | difficulty | seed | load | oracle score | oracle steps | oracle s | noop score "
