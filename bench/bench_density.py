@@ -3,7 +3,7 @@ KSM, and the step latency of some of them stepping at a model's pace while all a
 
 Usage (root, on a quiet machine; it fills memory down to ``--floor-gib``)::
 
-    PYTHONPATH=. python3 bench/bench_density.py [--plain 20,50] [--ksm 20,50,100] [--max] \\
+    python3 bench/bench_density.py [--plain 20,50] [--ksm 20,50,100] [--max] \\
         [--active 60 --period 5 --duration 60] [--ksm-max-cpu 50] [--runtime crun] [--zram 20G --swap-mib 1024]
 
 One run, replicas added in steps, each new one opening Chromium (its new-tab page) and

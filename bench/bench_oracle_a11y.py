@@ -4,7 +4,7 @@ the whole tree, side by side in one run: wall time per episode and the CPU the r
 Each template's seed-0 variant runs once per arm, on a fresh apps replica (1920x1080, the tier's limits), the
 whole-tree arm first. Run on a quiet machine:
 
-    PYTHONPATH=. python3 bench/bench_oracle_a11y.py doc-find-replace,sheet-standard-filter
+    python3 bench/bench_oracle_a11y.py doc-find-replace,sheet-standard-filter
 """
 
 from __future__ import annotations

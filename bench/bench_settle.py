@@ -2,7 +2,7 @@
 
 Usage (root, Docker running; a quiet machine, then again with ``--stress-cpu 4``)::
 
-    PYTHONPATH=. python3 bench/bench_settle.py [--tier desktop] [--suites desktop-basics] [--seeds 1] \\
+    python3 bench/bench_settle.py [--tier desktop] [--suites desktop-basics] [--seeds 1] \\
         [--replicas 2] [--stress-cpu 0] [--settle-s 1.0]
 
 Every template of the suites runs its scripted oracle once per seed in each mode, on a fresh replica each

@@ -56,6 +56,7 @@ from osgym.errors import OsgymError, ReplicaError
 from osgym.replicas import images
 from osgym.replicas.client import SETTLE_MODES
 from osgym.replicas.pool import ReplicaPool, limits_for
+from osgym.replicas.restore import COLD, RESTORE
 from osgym.sigterm import exit_on_sigterm
 from osgym.tasks.spec import TaskSpec
 
@@ -230,7 +231,7 @@ def run_pass(load: str, jobs: list[tuple[str, int, TaskSpec]], image: str, repli
             # the mode as the pool resolved it (OSGYM_REPLICA_RESET included): a report says what it checked
             p.replicas = (f"restored (warm {pool.warm}): {pool.stats.restored}, "
                           f"{pool.stats.restore_failures} fell back to a cold start"
-                          if pool.reset == "restore" else "cold")
+                          if pool.reset == RESTORE else COLD)
         p.seconds = time.monotonic() - start
     return p
 
@@ -264,8 +265,7 @@ def render(passes: list[Pass], argv: list[str], started: dt.datetime, commit: st
         mean = sum(p.samples) / len(p.samples) if p.samples else p.before
         peak = max(p.samples, default=p.before)
         lines.append(f"| {p.load} | `{p.stressor}` | {p.replicas} | {p.before:.2f} | {mean:.2f} | {peak:.2f} "
-                     f"| {2 * len(p.rows)} "
-                     f"| {p.seconds:.0f} |")
+                     f"| {2 * len(p.rows)} | {p.seconds:.0f} |")
     lines += ["", "## Results", "",
               "| suite | template | difficulty | seed | load | oracle score | oracle steps | oracle s | noop score "
               "| noop s | ok |",

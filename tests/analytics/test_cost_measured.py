@@ -6,10 +6,9 @@ replica-seconds and usage, and the two must agree within 15 %. The same dataset 
 ``osgym pool plan --from-run`` and ``osgym report``.
 
 The two runs go side by side, not one after the other: the CPU seconds a replica spends on the same
-work follow the host's state at the time, and on a shared host that drifts within seconds. CI once
-charged the same three episodes 1.04 CPU-s in run A and 0.60 in run B run just after it (both 2-3x
-this machine's quiet 0.35), while the neighbouring test worker ran; side by side, both runs meet the
-same host, which is what a plan from a measured run assumes.
+work follow the host's state at the time, which drifts on a shared host. CI once charged the same
+three episodes about 1.04 CPU-s in run A and 0.60 in run B just after it (a quiet run here: about
+0.35); side by side, both runs meet the same host, which is what a plan from a measured run assumes.
 """
 
 from __future__ import annotations
@@ -89,9 +88,9 @@ def test_the_cost_planned_from_run_a_matches_the_cost_realised_by_run_b(
     b = cost.Profile(cores=cpu_s / replica_s, mem_mib=mem_s / replica_s)
     realised = cost.cost_of(prices, b, replica_s=replica_s, bytes_written=nbytes)
     assert planned.storage_usd > 0 and realised.storage_usd > 0
-    per_episode = con.execute("SELECT run_id, task_id, replica_s, cpu_s, attempts FROM episodes "
-                              "ORDER BY run_id, started_at").fetchall()
-    assert realised.total_usd == pytest.approx(planned.total_usd, rel=0.15), (planned, realised, per_episode)
+    assert realised.total_usd == pytest.approx(planned.total_usd, rel=0.15), (
+        planned, realised, con.execute("SELECT run_id, task_id, replica_s, cpu_s, attempts FROM episodes "
+                                       "ORDER BY run_id, started_at").fetchall())
 
 
 def test_pool_plan_from_a_run(runs: dict[str, Any]) -> None:

@@ -54,7 +54,6 @@ class Controller:
         self.sock, self.token = sock, token
         self.refused: list[str] = []  # answers other than 200, which OSWorld's controller turns into None
 
-
     def _request(self, method: str, path: str, body: Any = None) -> tuple[int, bytes]:
         conn = _UnixConnection(self.sock)
         try:
@@ -128,8 +127,8 @@ def main() -> None:
                     module.get_active_url_from_accessTree = lambda env, config, url=call["active_url"]: url
                 unused = HEAVY.get(call["module"], (set(), set()))[1]
                 assert not (names(func.__code__) & unused), f"{call['func']} uses {unused}: cannot run it here"
-                out.append({"value": _plain(func(env, dict(call["config"])), cache), "refused": env.controller.refused})
                 env.controller.refused = []
+                out.append({"value": _plain(func(env, dict(call["config"])), cache), "refused": env.controller.refused})
             except Exception as exc:  # reported to the test, which decides what a crash means
                 out.append({"error": f"{type(exc).__name__}: {exc}"})
     json.dump(out, sys.stdout)
